@@ -1,0 +1,36 @@
+"""The emjax exception family.
+
+Every user-facing failure is one of these or a pydantic ``ValidationError``; each
+message says where, what, the value and how to fix it.
+"""
+
+from __future__ import annotations
+
+
+class EmjaxError(Exception):
+    """Base class of every emjax error."""
+
+
+class SetupError(EmjaxError, ValueError):
+    """A scenario that is valid data but cannot be simulated as asked."""
+
+
+class InstabilityError(EmjaxError, FloatingPointError):
+    """A time-domain run produced non-finite fields.
+
+    Attributes hold the step range, the field component and the grid index.
+    """
+
+    def __init__(self, message: str, *, step: int, field: str, index: tuple[int, ...]):
+        super().__init__(message)
+        self.step = step
+        self.field = field
+        self.index = index
+
+
+class ResourceError(EmjaxError, MemoryError):
+    """A run that would not fit in the device's memory."""
+
+
+class ConvergenceError(EmjaxError, RuntimeError):
+    """An iterative solver that did not reach its tolerance."""

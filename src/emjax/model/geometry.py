@@ -1,0 +1,178 @@
+"""Geometry primitives, each with a point-membership test and a bounding box.
+
+Membership tests take NumPy coordinate arrays in metres that broadcast against each
+other (rasterization passes 1D axes shaped for broadcasting) and return booleans.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Annotated, Literal
+
+import numpy as np
+from pydantic import Field, field_validator, model_validator
+
+from .base import AXES, EmModel, Vec3
+from .media import AnyMedium
+
+_AXIS_VECTORS = {"x": (1.0, 0.0, 0.0), "y": (0.0, 1.0, 0.0), "z": (0.0, 0.0, 1.0)}
+
+
+class Box(EmModel):
+    """An axis-aligned box; a zero size along an axis makes a plane or line."""
+
+    type: Literal["Box"] = "Box"
+    center: Vec3 = Field((0.0, 0.0, 0.0), description="Centre in m.")
+    size: tuple[
+        Annotated[float, Field(ge=0)], Annotated[float, Field(ge=0)], Annotated[float, Field(ge=0)]
+    ] = Field(..., description="Edge lengths in m (>= 0; inf spans the domain).")
+
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        c, s = np.array(self.center), np.array(self.size)
+        return c - s / 2, c + s / 2
+
+    def inside(self, x, y, z):
+        lo, hi = self.bounds()
+        return (
+            (x >= lo[0]) & (x <= hi[0]) & (y >= lo[1]) & (y <= hi[1]) & (z >= lo[2]) & (z <= hi[2])
+        )
+
+
+class Sphere(EmModel):
+    """A ball of given centre and radius."""
+
+    type: Literal["Sphere"] = "Sphere"
+    center: Vec3 = Field((0.0, 0.0, 0.0), description="Centre in m.")
+    radius: float = Field(..., gt=0, description="Radius in m (> 0).")
+
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        c = np.array(self.center)
+        return c - self.radius, c + self.radius
+
+    def inside(self, x, y, z):
+        cx, cy, cz = self.center
+        return (x - cx) ** 2 + (y - cy) ** 2 + (z - cz) ** 2 <= self.radius**2
+
+
+class Cylinder(EmModel):
+    """A finite circular cylinder along any axis direction."""
+
+    type: Literal["Cylinder"] = "Cylinder"
+    center: Vec3 = Field((0.0, 0.0, 0.0), description="Centre of the axis segment in m.")
+    radius: float = Field(..., gt=0, description="Radius in m (> 0).")
+    length: float = Field(..., gt=0, description="Length along the axis in m (> 0).")
+    axis: Vec3 | Literal["x", "y", "z"] = Field(
+        "z", description="Axis direction: 'x', 'y', 'z' or a vector (normalised here)."
+    )
+
+    @field_validator("axis")
+    @classmethod
+    def _nonzero_axis(cls, v):
+        if not isinstance(v, str) and math.hypot(*v) == 0:
+            raise ValueError(f"axis {v} has zero length; give a non-zero direction vector")
+        return v
+
+    def unit_axis(self) -> np.ndarray:
+        a = np.array(_AXIS_VECTORS[self.axis] if isinstance(self.axis, str) else self.axis)
+        return a / np.linalg.norm(a)
+
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        c, a = np.array(self.center), self.unit_axis()
+        # Extent of a disc of radius r with normal a along axis i is r*sqrt(1 - a_i^2).
+        half = np.abs(a) * self.length / 2 + self.radius * np.sqrt(np.clip(1 - a**2, 0, 1))
+        return c - half, c + half
+
+    def inside(self, x, y, z):
+        a = self.unit_axis()
+        dx, dy, dz = x - self.center[0], y - self.center[1], z - self.center[2]
+        along = dx * a[0] + dy * a[1] + dz * a[2]
+        radial2 = dx**2 + dy**2 + dz**2 - along**2
+        return (np.abs(along) <= self.length / 2) & (radial2 <= self.radius**2)
+
+
+class Ellipsoid(EmModel):
+    """An axis-aligned ellipsoid."""
+
+    type: Literal["Ellipsoid"] = "Ellipsoid"
+    center: Vec3 = Field((0.0, 0.0, 0.0), description="Centre in m.")
+    semi_axes: tuple[
+        Annotated[float, Field(gt=0)], Annotated[float, Field(gt=0)], Annotated[float, Field(gt=0)]
+    ] = Field(..., description="Semi-axes along x, y, z in m (> 0).")
+
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        c, s = np.array(self.center), np.array(self.semi_axes)
+        return c - s, c + s
+
+    def inside(self, x, y, z):
+        (cx, cy, cz), (a, b, c) = self.center, self.semi_axes
+        return ((x - cx) / a) ** 2 + ((y - cy) / b) ** 2 + ((z - cz) / c) ** 2 <= 1.0
+
+
+class Voxels(EmModel):
+    """A voxel model: an integer label array on its own regular grid.
+
+    Voxel (i, j, k) covers ``origin + spacing * [i, i+1) x [j, j+1) x [k, k+1)``. Labels
+    found in ``media`` take that medium; any other label (0 by convention) leaves the
+    material beneath unchanged. Give the labels inline or as a ``.npy`` file.
+    """
+
+    type: Literal["Voxels"] = "Voxels"
+    origin: Vec3 = Field((0.0, 0.0, 0.0), description="Lower corner of voxel (0,0,0) in m.")
+    spacing: Vec3 = Field(..., description="Voxel edge lengths in m (> 0).")
+    labels: list[list[list[int]]] | None = Field(
+        None, description="Label array indexed [i][j][k] (x fastest-varying last)."
+    )
+    file: str | None = Field(None, description="Path of a .npy file holding the label array.")
+    media: dict[int, AnyMedium] = Field(..., description="Label -> medium map.")
+
+    @field_validator("spacing")
+    @classmethod
+    def _positive_spacing(cls, v):
+        if min(v) <= 0:
+            raise ValueError(f"spacing {v} must be > 0 along every axis")
+        return v
+
+    @model_validator(mode="after")
+    def _one_source_of_labels(self):
+        if (self.labels is None) == (self.file is None):
+            raise ValueError("give exactly one of 'labels' (inline array) or 'file' (.npy path)")
+        if self.labels is not None:
+            shape = np.shape(np.asarray(self.labels, dtype=object))
+            if len(shape) != 3:
+                raise ValueError(f"labels must be a 3D array, got shape {shape}")
+        return self
+
+    def label_array(self) -> np.ndarray:
+        """The labels as an int32 array of shape (ni, nj, nk)."""
+        if self.labels is not None:
+            return np.asarray(self.labels, dtype=np.int32)
+        path = Path(self.file)
+        if not path.exists():
+            raise FileNotFoundError(f"Voxels.file '{path}' does not exist")
+        arr = np.load(path)
+        if arr.ndim != 3 or not np.issubdtype(arr.dtype, np.integer):
+            raise ValueError(f"Voxels.file '{path}': need a 3D integer array, got {arr.dtype}{arr.shape}")
+        return arr.astype(np.int32)
+
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        n = np.array(self.label_array().shape)
+        o = np.array(self.origin)
+        return o, o + n * np.array(self.spacing)
+
+    def sample(self, x, y, z) -> np.ndarray:
+        """Label at each point (nearest voxel); -1 outside the voxel grid."""
+        lab = self.label_array()
+        idx = []
+        for coord, o, d, n in zip((x, y, z), self.origin, self.spacing, lab.shape, strict=True):
+            idx.append(np.floor((np.asarray(coord) - o) / d).astype(np.int64))
+        inb = np.ones(np.broadcast_shapes(*(i.shape for i in idx)), dtype=bool)
+        for i, n in zip(idx, lab.shape, strict=True):
+            inb = inb & (i >= 0) & (i < n)
+        clipped = [np.clip(i, 0, n - 1) for i, n in zip(idx, lab.shape, strict=True)]
+        return np.where(inb, lab[clipped[0], clipped[1], clipped[2]], -1)
+
+
+Geometry = Annotated[Box | Sphere | Cylinder | Ellipsoid | Voxels, Field(discriminator="type")]
+
+__all__ = ["AXES", "Box", "Cylinder", "Ellipsoid", "Geometry", "Sphere", "Voxels"]

@@ -1,0 +1,39 @@
+"""Media: linear isotropic materials and the perfect electric conductor."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from .base import EmModel
+
+
+class Medium(EmModel):
+    """A linear, isotropic, possibly lossy medium.
+
+    Electric loss enters through ``sigma`` (S/m), magnetic loss through ``sigma_m``
+    (ohm/m); the FDTD update treats both semi-implicitly.
+    """
+
+    type: Literal["Medium"] = "Medium"
+    eps_r: float = Field(1.0, gt=0, description="Relative permittivity (dimensionless, > 0).")
+    mu_r: float = Field(1.0, gt=0, description="Relative permeability (dimensionless, > 0).")
+    sigma: float = Field(0.0, ge=0, description="Electric conductivity in S/m (>= 0).")
+    sigma_m: float = Field(0.0, ge=0, description="Magnetic conductivity in ohm/m (>= 0).")
+    name: str = Field("", description="Optional label used in reports.")
+
+
+class PEC(EmModel):
+    """Perfect electric conductor: tangential E is zero on and inside it.
+
+    Also serves as a boundary condition on a domain face.
+    """
+
+    type: Literal["PEC"] = "PEC"
+    name: str = Field("", description="Optional label used in reports.")
+
+
+AnyMedium = Annotated[Medium | PEC, Field(discriminator="type")]
+
+vacuum = Medium(name="vacuum")

@@ -1,0 +1,308 @@
+"""Scenarios: the complete, validated description of one simulation.
+
+A scenario is pure data: it loads from and saves to TOML or JSON exactly, and its
+derived quantities (grid shape, time step, number of steps) are properties computed
+once here and handed down to the solvers.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import numpy as np
+from pydantic import Field, TypeAdapter, field_validator, model_validator
+
+from ..constants import c0
+from ..errors import SetupError
+from .base import EmModel, Vec3
+from .boundaries import CPML, PMC, BoundarySpec, face_boundaries
+from .geometry import Geometry, Voxels
+from .media import PEC, AnyMedium, Medium
+from .monitors import DFTMonitor, FieldSnapshot, Monitor, Probe
+from .sources import Source
+
+try:  # Python 3.11+
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover
+    import tomli as tomllib
+
+
+class Domain(EmModel):
+    """The simulated box: ``size`` or ``shape`` (cells), with ``spacing``.
+
+    Cells are uniform along each axis. ``size`` is rounded to a whole number of
+    cells; the grid's ``extent`` is what is simulated. The box sits with its lower
+    corner at ``origin``, or centred on (0, 0, 0) when ``origin`` is not given.
+    """
+
+    size: Vec3 | None = Field(None, description="Extent in m along x, y, z (> 0).")
+    shape: tuple[int, int, int] | None = Field(None, description="Cells along x, y, z (>= 1).")
+    spacing: float | Vec3 = Field(..., description="Cell size in m, one value or per axis.")
+    origin: Vec3 | None = Field(None, description="Lower corner in m; default: centred.")
+
+    @field_validator("spacing")
+    @classmethod
+    def _positive_spacing(cls, v):
+        vals = (v,) if isinstance(v, int | float) else v
+        if min(vals) <= 0 or not all(math.isfinite(x) for x in vals):
+            raise ValueError(f"spacing {v} m must be finite and > 0; give the cell size in m")
+        return v
+
+    @field_validator("size")
+    @classmethod
+    def _positive_size(cls, v):
+        if v is not None and (min(v) <= 0 or not all(math.isfinite(x) for x in v)):
+            raise ValueError(f"size {v} m must be finite and > 0 along every axis")
+        return v
+
+    @field_validator("shape")
+    @classmethod
+    def _positive_shape(cls, v):
+        if v is not None and min(v) < 1:
+            raise ValueError(f"shape {v} must have at least 1 cell along every axis")
+        return v
+
+    @model_validator(mode="after")
+    def _size_or_shape(self):
+        if (self.size is None) == (self.shape is None):
+            raise ValueError("give exactly one of 'size' (m) or 'shape' (cells)")
+        if self.size is not None:
+            for ax, s, d in zip("xyz", self.size, self.spacing3, strict=True):
+                if s / d < 0.5:
+                    raise ValueError(
+                        f"size along {ax} ({s} m) is smaller than half a cell ({d} m); "
+                        "enlarge the domain or refine the spacing"
+                    )
+        return self
+
+    @property
+    def spacing3(self) -> tuple[float, float, float]:
+        """(dx, dy, dz) in m."""
+        s = self.spacing
+        return (float(s),) * 3 if isinstance(s, int | float) else tuple(float(x) for x in s)
+
+    @property
+    def cells(self) -> tuple[int, int, int]:
+        """Number of cells (nx, ny, nz)."""
+        if self.shape is not None:
+            return tuple(self.shape)
+        return tuple(max(1, round(s / d)) for s, d in zip(self.size, self.spacing3, strict=True))
+
+    @property
+    def extent(self) -> tuple[float, float, float]:
+        """Simulated size in m (cells times spacing)."""
+        return tuple(n * d for n, d in zip(self.cells, self.spacing3, strict=True))
+
+    @property
+    def lower(self) -> tuple[float, float, float]:
+        """Lower corner in m."""
+        if self.origin is not None:
+            return tuple(self.origin)
+        return tuple(-e / 2 for e in self.extent)
+
+    @property
+    def upper(self) -> tuple[float, float, float]:
+        return tuple(lo + e for lo, e in zip(self.lower, self.extent, strict=True))
+
+
+class Structure(EmModel):
+    """A geometry filled with a medium. Later structures override earlier ones."""
+
+    geometry: Geometry
+    medium: AnyMedium | None = Field(
+        None, description="The filling medium; omit for Voxels, which carry their own map."
+    )
+
+    @model_validator(mode="after")
+    def _medium_given(self):
+        if self.medium is None and not isinstance(self.geometry, Voxels):
+            raise ValueError(f"a {self.geometry.type} structure needs a 'medium'")
+        if self.medium is not None and isinstance(self.geometry, Voxels):
+            raise ValueError("a Voxels structure takes its media from Voxels.media; drop 'medium'")
+        return self
+
+
+class _Scenario(EmModel):
+    """Shared I/O of every scenario kind."""
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return self.model_dump_json(indent=indent, exclude_none=True)
+
+    def to_toml(self) -> str:
+        import tomli_w
+
+        return tomli_w.dumps(self.model_dump(mode="json", exclude_none=True))
+
+    def save(self, path: str | Path) -> Path:
+        """Write TOML or JSON, chosen by the suffix."""
+        path = Path(path)
+        text = self.to_toml() if path.suffix == ".toml" else self.to_json()
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(text)
+        tmp.replace(path)
+        return path
+
+
+class FDTD3D(_Scenario):
+    """A 3D Yee FDTD simulation (seed 001).
+
+    Give ``duration`` (s) or ``steps``. The time step is ``courant`` times the 3D
+    Courant limit of the fastest medium present.
+    """
+
+    type: Literal["FDTD3D"] = "FDTD3D"
+    name: str = Field("fdtd3d", description="Name used in outputs.")
+    domain: Domain
+    background: Medium = Field(default_factory=Medium, description="Medium filling the domain.")
+    structures: list[Structure] = Field(default_factory=list, description="Later ones win.")
+    sources: list[Source] = Field(default_factory=list)
+    monitors: list[Monitor] = Field(default_factory=list)
+    boundary: BoundarySpec = Field(default_factory=CPML, description="Face boundaries.")
+    courant: float = Field(0.99, gt=0, le=1, description="Fraction of the Courant limit (0, 1].")
+    duration: float | None = Field(None, gt=0, description="Simulated time in s.")
+    steps: int | None = Field(None, ge=1, description="Number of time steps.")
+    dtype: Literal["float32", "float64"] = Field("float32", description="Field precision.")
+    storage: Literal["indices", "arrays"] = Field(
+        "indices", description="Update coefficients as indices into a table (CIS) or arrays (CAS)."
+    )
+    cpml_strategy: Literal["combined", "per_face"] = Field(
+        "combined", description="CPML psi folded into the field update, or applied per face."
+    )
+
+    @model_validator(mode="after")
+    def _check_consistency(self):
+        if (self.duration is None) == (self.steps is None):
+            raise ValueError("give exactly one of 'duration' (s) or 'steps'")
+        problems = _placement_problems(self)
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+    # Derived quantities, computed once and passed down to the solver.
+    @property
+    def media(self) -> list[Medium]:
+        out = [self.background]
+        for s in self.structures:
+            ms = s.geometry.media.values() if isinstance(s.geometry, Voxels) else [s.medium]
+            out.extend(m for m in ms if isinstance(m, Medium))
+        return out
+
+    @property
+    def dt(self) -> float:
+        """Time step in s."""
+        dx, dy, dz = self.domain.spacing3
+        vmax = c0 / math.sqrt(min(m.eps_r * m.mu_r for m in self.media))
+        return self.courant / (vmax * math.sqrt(dx**-2 + dy**-2 + dz**-2))
+
+    @property
+    def num_steps(self) -> int:
+        if self.steps is not None:
+            return self.steps
+        return max(1, math.ceil(self.duration / self.dt - 1e-9))
+
+    @property
+    def faces(self):
+        """((x_lo, x_hi), (y_lo, y_hi), (z_lo, z_hi)) boundary objects."""
+        return face_boundaries(self.boundary)
+
+    def pml_cells(self) -> tuple[tuple[int, int], ...]:
+        """CPML thickness in cells on each face (0 where there is none)."""
+        return tuple(
+            tuple(b.thickness if isinstance(b, CPML) else 0 for b in pair) for pair in self.faces
+        )
+
+    def run(self, **kwargs) -> Any:
+        """Run on whatever device JAX has; see :func:`emjax.fdtd.solver.run`."""
+        from ..fdtd.solver import run
+
+        return run(self, **kwargs)
+
+
+def _placement_problems(sim: FDTD3D) -> list[str]:
+    """Cross-object rules: PML size, sources and monitors inside the domain and out of PML."""
+    out: list[str] = []
+    dom = sim.domain
+    cells, lower, upper, d = dom.cells, dom.lower, dom.upper, dom.spacing3
+    pml = sim.pml_cells()
+    for a, ax in enumerate("xyz"):
+        for side, t in zip(("low", "high"), pml[a], strict=True):
+            if t > cells[a] / 3:
+                out.append(
+                    f"boundary: CPML on the {side} {ax} face is {t} cells, more than a third of "
+                    f"the {cells[a]} cells along {ax}; thin the CPML or enlarge the domain"
+                )
+    for a, pair in enumerate(sim.faces):
+        if any(isinstance(b, PMC) for b in pair) and cells[a] < 2:
+            out.append(f"boundary: PMC along {'xyz'[a]} needs at least 2 cells")
+    # The usable interior: inside the domain and outside every CPML.
+    in_lo = [lower[a] + pml[a][0] * d[a] for a in range(3)]
+    in_hi = [upper[a] - pml[a][1] * d[a] for a in range(3)]
+    tol = [1e-9 * d[a] for a in range(3)]
+
+    def where(p) -> str | None:
+        for a, ax in enumerate("xyz"):
+            if not (lower[a] - tol[a] <= p[a] <= upper[a] + tol[a]):
+                return (f"{ax} = {p[a]:.6g} m is outside the domain "
+                        f"[{lower[a]:.6g}, {upper[a]:.6g}] m")
+            if not (in_lo[a] - tol[a] <= p[a] <= in_hi[a] + tol[a]):
+                return (f"{ax} = {p[a]:.6g} m lies inside the CPML (interior is "
+                        f"[{in_lo[a]:.6g}, {in_hi[a]:.6g}] m); move it inward or thin the CPML")
+        return None
+
+    for i, s in enumerate(sim.sources):
+        msg = where(s.position)
+        if msg:
+            out.append(f"sources[{i}] {s.type}: position {tuple(s.position)}: {msg}")
+    for i, m in enumerate(sim.monitors):
+        pts: list = []
+        if isinstance(m, Probe):
+            pts = list(m.positions)
+        elif isinstance(m, DFTMonitor | FieldSnapshot):
+            c, s = np.array(m.center), np.array(m.size)
+            pts = [tuple(c - s / 2), tuple(c + s / 2)]
+        for p in pts:
+            msg = where(p)
+            if msg:
+                out.append(f"monitors[{i}] '{m.name}': point {tuple(float(x) for x in p)}: {msg}")
+                break
+    names = [m.name for m in sim.monitors]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        out.append(f"monitors: names must be unique, repeated: {dup}")
+    return out
+
+
+Scenario = Annotated[FDTD3D, Field(discriminator="type")]
+_SCENARIO = TypeAdapter(Scenario)
+
+
+def load_scenario(source: str | Path | dict) -> FDTD3D:
+    """Load a scenario from a TOML or JSON file, a TOML/JSON string or a dict."""
+    if isinstance(source, dict):
+        data = source
+    else:
+        text: str
+        p = Path(source) if not isinstance(source, str) or "\n" not in source else None
+        if p is not None and p.exists():
+            text = p.read_text()
+            suffix = p.suffix
+        elif p is not None and p.suffix in (".toml", ".json"):
+            raise SetupError(f"scenario file '{p}' does not exist")
+        else:
+            text, suffix = str(source), ""
+        if suffix == ".json" or (not suffix and text.lstrip().startswith("{")):
+            data = json.loads(text)
+        else:
+            try:
+                data = tomllib.loads(text)
+            except tomllib.TOMLDecodeError as e:
+                raise SetupError(f"scenario is not valid TOML: {e}") from e
+    if isinstance(data, dict) and "type" not in data:
+        data = {"type": "FDTD3D", **data}
+    return _SCENARIO.validate_python(data)
+
+
+__all__ = ["FDTD3D", "PEC", "Domain", "Structure", "load_scenario"]

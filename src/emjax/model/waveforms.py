@@ -1,0 +1,82 @@
+"""Source time functions, evaluated in NumPy at the solver's sample times (s)."""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Literal
+
+import numpy as np
+from pydantic import Field
+
+from .base import EmModel
+
+
+class GaussianPulse(EmModel):
+    """Modulated Gaussian: ``exp(-(t-t0)^2 / (2 tau^2)) * cos(2 pi f0 (t-t0) + phase)``.
+
+    ``tau = 1 / (2 pi fwidth)`` so that ``fwidth`` is the standard deviation of the
+    spectrum in Hz; ``t0 = offset * tau``. ``f0 = 0`` gives a plain Gaussian.
+    """
+
+    type: Literal["GaussianPulse"] = "GaussianPulse"
+    f0: float = Field(..., ge=0, description="Centre frequency in Hz (>= 0).")
+    fwidth: float = Field(..., gt=0, description="Spectral standard deviation in Hz (> 0).")
+    offset: float = Field(5.0, gt=0, description="Delay of the peak in units of tau.")
+    phase: float = Field(0.0, description="Carrier phase in rad.")
+
+    @property
+    def tau(self) -> float:
+        """Temporal width in s."""
+        return 1.0 / (2 * math.pi * self.fwidth)
+
+    @property
+    def fmax(self) -> float:
+        """Highest frequency with appreciable content (spectrum down by about 1e-4), Hz."""
+        return self.f0 + 4.3 * self.fwidth
+
+    def __call__(self, t: np.ndarray) -> np.ndarray:
+        s = np.asarray(t, dtype=np.float64) - self.offset * self.tau
+        return np.exp(-(s**2) / (2 * self.tau**2)) * np.cos(2 * math.pi * self.f0 * s + self.phase)
+
+
+class RickerWavelet(EmModel):
+    """Ricker (Mexican hat) wavelet of peak frequency ``fp``, delayed by ``delay`` s."""
+
+    type: Literal["RickerWavelet"] = "RickerWavelet"
+    fp: float = Field(..., gt=0, description="Peak frequency in Hz (> 0).")
+    delay: float | None = Field(None, ge=0, description="Delay in s; default sqrt(2)/fp.")
+
+    @property
+    def fmax(self) -> float:
+        return 3.0 * self.fp
+
+    def __call__(self, t: np.ndarray) -> np.ndarray:
+        t0 = self.delay if self.delay is not None else math.sqrt(2) / self.fp
+        a = (math.pi * self.fp * (np.asarray(t, dtype=np.float64) - t0)) ** 2
+        return (1 - 2 * a) * np.exp(-a)
+
+
+class ContinuousWave(EmModel):
+    """``sin(2 pi f t + phase)`` switched on smoothly over ``ramp`` s (raised cosine)."""
+
+    type: Literal["ContinuousWave"] = "ContinuousWave"
+    frequency: float = Field(..., gt=0, description="Frequency in Hz (> 0).")
+    ramp: float = Field(0.0, ge=0, description="Rise time in s (>= 0).")
+    phase: float = Field(0.0, description="Phase in rad.")
+
+    @property
+    def fmax(self) -> float:
+        return 1.5 * self.frequency
+
+    def __call__(self, t: np.ndarray) -> np.ndarray:
+        t = np.asarray(t, dtype=np.float64)
+        env = np.ones_like(t)
+        if self.ramp > 0:
+            x = np.clip(t / self.ramp, 0.0, 1.0)
+            env = 0.5 * (1 - np.cos(math.pi * x))
+        return env * np.sin(2 * math.pi * self.frequency * t + self.phase)
+
+
+Waveform = Annotated[
+    GaussianPulse | RickerWavelet | ContinuousWave, Field(discriminator="type")
+]
