@@ -1,0 +1,430 @@
+"""The ``emjax`` command: a thin layer over plain functions.
+
+``emjax run``, ``validate``, ``bench``, ``info`` and ``list`` each call a function
+``cmd_<name>(args) -> int`` that tests call directly with a namespace from
+:func:`build_parser`. Nothing runs at import, and JAX is imported only by the
+commands that need it.
+
+Exit status: 0 success; 1 a validation record failed or a case raised an emjax
+error; 2 a usage or set-up problem (unknown name, invalid scenario), reported as
+one paragraph on stderr without a traceback.
+
+With ``--json``, ``validate`` and ``bench`` print exactly one JSON document on
+stdout, a list of records (``{"case", "metric", "value", "limit", "unit", "pass"}``
+and ``{"case", "size", "metric", "value", "unit", "device"}``); anything the cases
+print goes to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import json
+import math
+import platform
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from . import __version__
+from .errors import EmjaxError, SetupError
+
+# ----------------------------------------------------------------- helpers
+
+
+def format_validation_error(err: ValidationError) -> str:
+    """One line per problem of a pydantic error, joined: ``where: what``."""
+    parts = []
+    for e in err.errors(include_url=False):
+        loc = ""
+        for p in e.get("loc", ()):
+            loc += f"[{p}]" if isinstance(p, int) else (f".{p}" if loc else str(p))
+        parts.append(f"{loc}: {e['msg']}" if loc else str(e["msg"]))
+    n = len(parts)
+    return f"{n} problem{'s' if n != 1 else ''} in {err.title}: " + "; ".join(parts)
+
+
+def error_message(err: BaseException) -> str:
+    """The one-paragraph message printed for a user-facing error."""
+    text = format_validation_error(err) if isinstance(err, ValidationError) else str(err)
+    return " ".join(text.split())
+
+
+def resolve_scenario(spec: str | None):
+    """A scenario and its name from a file path or a built-in name (default if None).
+
+    A spec that names an existing file, or ends in ``.toml``/``.json``, is a file; the
+    name is the scenario's ``name`` when the file sets one, else the file's stem.
+    Anything else is a built-in name.
+    """
+    from .model import load_scenario
+    from .scenarios import DEFAULT, builtin_names, load_builtin
+
+    spec = DEFAULT if spec is None else spec
+    path = Path(spec)
+    if path.is_file() or path.suffix.lower() in (".toml", ".json"):
+        if not path.is_file():
+            raise SetupError(
+                f"scenario file '{path}' does not exist; give an existing .toml or .json "
+                f"file or a built-in name ({', '.join(builtin_names())})"
+            )
+        try:
+            sim = load_scenario(path)
+        except ValidationError as e:
+            raise SetupError(f"scenario file '{path}': {format_validation_error(e)}") from e
+        name = sim.name if "name" in sim.model_fields_set else path.stem
+        return sim, name
+    return load_builtin(spec), spec
+
+
+def with_steps(sim, steps: int):
+    """A re-validated copy of ``sim`` that runs exactly ``steps`` time steps."""
+    copy = sim.model_copy(update={"steps": steps, "duration": None})
+    return type(sim).model_validate(copy.model_dump())
+
+
+def _positive_int(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{n} must be >= 1")
+    return n
+
+
+def _jsonable(obj: Any) -> Any:
+    """Plain JSON values: NumPy scalars and arrays unwrapped, non-finite floats -> null."""
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_jsonable(v) for v in obj]
+    if hasattr(obj, "tolist") and not isinstance(obj, str):  # NumPy scalar or array
+        return _jsonable(obj.tolist())
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if obj is None or isinstance(obj, bool | int | float | str):
+        return obj
+    return str(obj)
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, bool):
+        return str(v)
+    if hasattr(v, "tolist"):
+        v = v.tolist()
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    if isinstance(v, list | tuple):
+        return "x".join(_fmt(x) for x in v)
+    return str(v)
+
+
+def _row(cells: Sequence[str], widths: Sequence[int]) -> str:
+    return "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=False)).rstrip()
+
+
+# --------------------------------------------------------------------- run
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """Run a scenario, save its results and figures."""
+    sim, name = resolve_scenario(args.scenario)
+    if args.steps is not None:
+        sim = with_steps(sim, args.steps)
+    output = Path(args.output) if args.output else Path("out") / f"{name}.h5"
+    figures = Path(args.figures) if args.figures else output.parent
+    print(
+        f"emjax run: '{name}': {'x'.join(map(str, sim.domain.cells))} cells, "
+        f"{sim.num_steps} steps of dt = {sim.dt:.4g} s"
+    )
+    from .fdtd.solver import run  # JAX is imported here, not at start-up
+
+    res = run(sim, progress=not args.no_progress)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    res.save(output)
+    print(f"results: {output}")
+    for path in write_figures(sim, res, figures, stem=output.stem):
+        print(f"figure:  {path}")
+    meta = getattr(res, "metadata", {}) or {}
+    if meta.get("wall_time_s") is not None:
+        print(f"wall time: {meta['wall_time_s']:.2f} s"
+              + (f" (compile {meta['compile_time_s']:.2f} s)"
+                 if meta.get("compile_time_s") is not None else ""))
+    if meta.get("cells_per_s") is not None:
+        print(f"speed: {meta['cells_per_s'] / 1e6:.1f} Mcells/s"
+              + (f" on {meta['device']}" if meta.get("device") else ""))
+    return 0
+
+
+def write_figures(sim, res, directory: Path, *, stem: str) -> list[Path]:
+    """One PNG per monitor, ``<directory>/<stem>_<monitor>.png``; returns the paths."""
+    try:
+        from . import plot
+    except ModuleNotFoundError as e:
+        if e.name != f"{__package__}.plot":
+            raise
+        print("figures skipped: emjax.plot is not available in this installation",
+              file=sys.stderr)
+        return []
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for m in sim.monitors:
+        md = res[m.name]
+        path = directory / f"{stem}_{m.name}.png"
+        if m.type == "Probe":
+            plot.plot_probe(md, next(iter(md.data)), path=path)
+        elif m.type in ("FieldSnapshot", "DFTMonitor"):
+            plot.plot_slice(md, next(iter(md.data)), path=path)
+        elif m.type == "EnergyMonitor":
+            plot.plot_energy(md, path=path)
+        else:
+            continue
+        paths.append(path)
+    return paths
+
+
+# --------------------------------------------------------- validate, bench
+
+_VALIDATE_COLUMNS = ("case", "metric", "value", "limit", "unit", "result")
+_VALIDATE_WIDTHS = (22, 30, 11, 11, 8, 6)
+_BENCH_COLUMNS = ("case", "size", "metric", "value", "unit", "device")
+_BENCH_WIDTHS = (22, 14, 24, 11, 10, 10)
+
+
+def _case_module(module: str):
+    """Import ``emjax.validation`` or ``emjax.bench``; SetupError if it is absent."""
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as e:
+        if e.name != module:
+            raise
+        raise SetupError(f"{module} is not available in this installation of emjax") from e
+
+
+def _select(cases: dict, name: str, what: str) -> list[str]:
+    if name == "all":
+        return list(cases)
+    if name not in cases:
+        known = ", ".join(cases) or "(none)"
+        raise SetupError(f"unknown {what} case '{name}'; known: {known}, or 'all'")
+    return [name]
+
+
+def _caller(mod) -> Callable[[str], list[dict]]:
+    """The module's ``run_case(name)`` if it has one, else ``CASES[name]()``."""
+    run_case = getattr(mod, "run_case", None)
+    return run_case if run_case is not None else (lambda n: mod.CASES[n]())
+
+
+def _run_cases(
+    names: list[str], call: Callable[[str], list[dict]], error_record: Callable[[str, str], dict],
+    *, as_json: bool, on_records: Callable[[list[dict]], None],
+) -> list[dict]:
+    """Run each case; an EmjaxError becomes a failing record and the others go on."""
+    records: list[dict] = []
+    # With --json, stdout carries the one document: anything the cases print goes to stderr.
+    quiet = contextlib.redirect_stdout(sys.stderr) if as_json else contextlib.nullcontext()
+    for n in names:
+        with quiet:
+            try:
+                recs = list(call(n))
+            except EmjaxError as e:
+                msg = error_message(e)
+                print(f"{n}: {type(e).__name__}: {msg}", file=sys.stderr)
+                recs = [error_record(n, f"{type(e).__name__}: {msg}")]
+        records.extend(recs)
+        if not as_json:
+            on_records(recs)
+    return records
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    """Run validation cases; exit 1 if any record fails."""
+    mod = _case_module("emjax.validation")
+    names = _select(mod.CASES, args.name, "validation")
+
+    def error_record(n: str, msg: str) -> dict:
+        return {"case": n, "metric": "error", "value": None, "limit": None, "unit": "",
+                "pass": False, "error": msg}
+
+    def show(recs: list[dict]) -> None:
+        for r in recs:
+            cells = [str(r.get("case", "")), str(r.get("metric", "")), _fmt(r.get("value")),
+                     _fmt(r.get("limit")), str(r.get("unit") or ""),
+                     "PASS" if r.get("pass") else "FAIL"]
+            print(_row(cells, _VALIDATE_WIDTHS), flush=True)
+
+    if not args.json:
+        print(_row(_VALIDATE_COLUMNS, _VALIDATE_WIDTHS), flush=True)
+    records = _run_cases(names, _caller(mod), error_record, as_json=args.json,
+                         on_records=show)
+    failed = [r for r in records if not r.get("pass")]
+    if args.json:
+        print(json.dumps(_jsonable(records), indent=2, allow_nan=False))
+    else:
+        print(f"{len(records) - len(failed)} passed, {len(failed)} failed")
+    return 1 if failed else 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    """Run benchmark cases; exit 1 if a case raised an emjax error."""
+    mod = _case_module("emjax.bench")
+    names = _select(mod.CASES, args.name, "benchmark")
+
+    def error_record(n: str, msg: str) -> dict:
+        return {"case": n, "size": None, "metric": "error", "value": None, "unit": "",
+                "device": None, "error": msg}
+
+    def show(recs: list[dict]) -> None:
+        for r in recs:
+            cells = [str(r.get("case", "")), _fmt(r.get("size")), str(r.get("metric", "")),
+                     _fmt(r.get("value")), str(r.get("unit") or ""), _fmt(r.get("device"))]
+            print(_row(cells, _BENCH_WIDTHS), flush=True)
+
+    if not args.json:
+        print(_row(_BENCH_COLUMNS, _BENCH_WIDTHS), flush=True)
+    records = _run_cases(names, _caller(mod), error_record, as_json=args.json,
+                         on_records=show)
+    if args.json:
+        print(json.dumps(_jsonable(records), indent=2, allow_nan=False))
+    return 1 if any("error" in r for r in records) else 0
+
+
+# -------------------------------------------------------------- info, list
+
+
+def info() -> dict:
+    """Versions, JAX backend and devices (with memory where the device reports it)."""
+    import jax
+    import jaxlib
+    import numpy
+
+    devices = []
+    for d in jax.devices():
+        entry: dict[str, Any] = {"id": d.id, "platform": d.platform, "kind": d.device_kind,
+                                 "process": d.process_index}
+        stats = d.memory_stats() if hasattr(d, "memory_stats") else None
+        if stats:
+            entry["memory"] = {k: int(stats[k]) for k in
+                               ("bytes_limit", "bytes_in_use", "peak_bytes_in_use") if k in stats}
+        devices.append(entry)
+    return {
+        "versions": {"emjax": __version__, "jax": jax.__version__,
+                     "jaxlib": getattr(jaxlib, "__version__", "unknown"),
+                     "numpy": numpy.__version__, "python": platform.python_version()},
+        "backend": jax.default_backend(),
+        "process_count": jax.process_count(),
+        "x64": bool(jax.config.jax_enable_x64),
+        "devices": devices,
+    }
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    """Print :func:`info` as text or JSON."""
+    data = info()
+    if args.json:
+        print(json.dumps(data, indent=2))
+        return 0
+    for k, v in data["versions"].items():
+        print(f"{k:<8}{v}")
+    print(f"{'backend':<8}{data['backend']} ({data['process_count']} process"
+          f"{'es' if data['process_count'] != 1 else ''}, x64 {'on' if data['x64'] else 'off'})")
+    for d in data["devices"]:
+        mem = d.get("memory", {})
+        limit = mem.get("bytes_limit")
+        extra = (f", {limit / 2**30:.1f} GiB, {mem.get('bytes_in_use', 0) / 2**30:.2f} GiB in use"
+                 if limit else "")
+        print(f"device  {d['platform']}:{d['id']} {d['kind']}{extra}")
+    return 0
+
+
+def _case_names(module: str) -> str:
+    try:
+        mod = importlib.import_module(module)
+    except ImportError as e:
+        return f"(not available: {e})"
+    return ", ".join(mod.CASES) or "(none)"
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    """Built-in scenarios and validation/benchmark case names."""
+    from .scenarios import DEFAULT, builtin_names, describe
+
+    names = builtin_names()
+    width = max((len(n) for n in names), default=0)
+    print("Built-in scenarios (emjax run NAME):")
+    for n in names:
+        tag = " [default]" if n == DEFAULT else ""
+        print(f"  {n:<{width}}  {describe(n)}{tag}")
+    print("Validation cases (emjax validate NAME|all):")
+    print(f"  {_case_names('emjax.validation')}")
+    print("Benchmark cases (emjax bench NAME|all):")
+    print(f"  {_case_names('emjax.bench')}")
+    return 0
+
+
+# ------------------------------------------------------------------ parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="emjax", description="Maxwell solvers in JAX: run scenarios, validate, benchmark."
+    )
+    p.add_argument("--version", action="version", version=f"emjax {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    r = sub.add_parser("run", help="run a scenario file or a built-in scenario")
+    r.add_argument("scenario", nargs="?", metavar="SCENARIO|NAME",
+                   help="a .toml/.json file or a built-in name (default: the default built-in)")
+    r.add_argument("--output", "-o", metavar="PATH", help="HDF5 results (default out/<name>.h5)")
+    r.add_argument("--steps", type=_positive_int, metavar="N",
+                   help="run N time steps instead of the scenario's duration")
+    r.add_argument("--figures", metavar="DIR", help="figure directory (default: the output's)")
+    r.add_argument("--no-progress", action="store_true", help="no progress bar")
+    r.set_defaults(func=cmd_run)
+
+    v = sub.add_parser("validate", help="run validation cases against references")
+    v.add_argument("name", metavar="NAME|all")
+    v.add_argument("--json", action="store_true", help="one JSON list of records on stdout")
+    v.set_defaults(func=cmd_validate)
+
+    b = sub.add_parser("bench", help="run benchmark cases")
+    b.add_argument("name", metavar="NAME|all")
+    b.add_argument("--json", action="store_true", help="one JSON list of records on stdout")
+    b.set_defaults(func=cmd_bench)
+
+    i = sub.add_parser("info", help="versions, JAX backend and devices")
+    i.add_argument("--json", action="store_true", help="print JSON")
+    i.set_defaults(func=cmd_info)
+
+    ls = sub.add_parser("list", help="built-in scenarios and case names")
+    ls.set_defaults(func=cmd_list)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``emjax`` command; returns the exit status."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # --help, --version, usage errors
+        return e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return args.func(args)
+    except (EmjaxError, ValidationError) as e:
+        print(f"emjax {args.command}: error: {error_message(e)}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

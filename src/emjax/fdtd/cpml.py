@@ -1,0 +1,96 @@
+"""CPML slabs: where psi lives and the 1D coefficients that drive it (seed 001).
+
+psi arrays exist only inside the slab of each face that has a CPML, so their memory
+and work grow with the PML thickness and never with the interior. Each slab of axis
+``a`` carries psi for the two E components tangential to its face (the terms of
+their curl that differentiate along ``a``) and likewise for H (Roden and Gedney
+2000; Taflove and Hagness 2005, sec. 7.9).
+
+Array entries [start, start + length) along ``axis`` form the slab; every other
+axis spans the whole grid, so slabs of different axes overlap in edges and corners,
+each adding its own psi there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..grid.pml import cpml_coefficients, grading, profile_depths, sigma_optimal
+
+# The curl of component c, as (sign, source component, derivative axis) pairs:
+# (curl F)_x = dFz/dy - dFy/dz, and cyclic.
+CURL_TERMS: tuple[tuple[tuple[int, int, int], tuple[int, int, int]], ...] = (
+    ((+1, 2, 1), (-1, 1, 2)),
+    ((+1, 0, 2), (-1, 2, 0)),
+    ((+1, 1, 0), (-1, 0, 1)),
+)
+
+
+def tangential(axis: int) -> tuple[int, int]:
+    """The two components tangential to faces normal to ``axis``."""
+    return tuple(c for c in range(3) if c != axis)
+
+
+@dataclass(frozen=True)
+class Slab:
+    """One face's CPML: array entries [start, start + length) along ``axis``."""
+
+    axis: int
+    side: str  # "low" or "high"
+    start: int
+    length: int
+
+    @property
+    def key(self) -> str:
+        return f"{'xyz'[self.axis]}_{self.side}"
+
+    def slices(self, shape: tuple[int, int, int]) -> tuple[slice, slice, slice]:
+        sl = [slice(0, n) for n in shape]
+        sl[self.axis] = slice(self.start, self.start + self.length)
+        return tuple(sl)
+
+    def psi_shape(self, shape: tuple[int, int, int]) -> tuple[int, int, int]:
+        s = list(shape)
+        s[self.axis] = self.length
+        return tuple(s)
+
+
+def build_slabs(shape: tuple[int, int, int], pml_cells) -> tuple[Slab, ...]:
+    """Slabs for ((x_lo, x_hi), (y_lo, y_hi), (z_lo, z_hi)) CPML thicknesses in cells."""
+    slabs = []
+    for a in range(3):
+        lo, hi = pml_cells[a]
+        if lo:
+            slabs.append(Slab(a, "low", 0, lo))
+        if hi:
+            slabs.append(Slab(a, "high", shape[a] - hi, hi))
+    return tuple(slabs)
+
+
+def slab_coefficients(
+    slab: Slab, cpml, spacing: float, dt: float, background_eps_r: float,
+    background_mu_r: float, dtype,
+) -> dict[str, np.ndarray]:
+    """1D arrays (length ``slab.length``) b, c and 1/kappa - 1 for E and H samples.
+
+    E components tangential to the face sit on nodes along the axis, H components on
+    half nodes; ``cpml`` is a model CPML (thickness, m, sigma_max, kappa_max, ...).
+    """
+    sigma_max = cpml.sigma_max
+    if sigma_max is None:
+        sigma_max = sigma_optimal(cpml.m, spacing, background_eps_r, background_mu_r)
+    n_total = slab.start + slab.length if slab.side == "high" else slab.length
+    out = {}
+    for field, staggered in (("E", False), ("H", True)):
+        rho = profile_depths(n_total, slab.length, slab.side, staggered)
+        sigma, kappa, alpha = grading(
+            rho, m=cpml.m, sigma_max=sigma_max, kappa_max=cpml.kappa_max,
+            alpha_max=cpml.alpha_max, m_alpha=cpml.m_alpha,
+        )
+        b, c = cpml_coefficients(sigma, kappa, alpha, dt)
+        out[f"b{field}"] = b.astype(dtype)
+        out[f"c{field}"] = c.astype(dtype)
+        out[f"k{field}"] = (1.0 / kappa - 1.0).astype(dtype)
+    return out

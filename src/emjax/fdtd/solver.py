@@ -1,0 +1,336 @@
+"""The FDTD driver: chunks of ``lax.scan`` on the device, host work between chunks.
+
+Each chunk is one jitted call: the state (fields, psi, DFT accumulators, snapshot
+buffers) goes in donated and comes out updated; probe samples and energies are the
+scan's outputs; source samples and DFT phase factors are its inputs, computed on
+the host in float64. Between chunks the host advances the progress bar and checks
+that the fields are finite.
+"""
+
+from __future__ import annotations
+
+import math
+import platform
+import time
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from ..errors import InstabilityError
+from ..grid.yee import COMPONENTS
+from .setup import FDTDSetup, prepare, waveform_samples
+from .update3d import inject, update_E, update_H, zeros_psi
+
+jax.config.update("jax_enable_x64", True)
+
+_COMP = {c: i for i, c in enumerate(COMPONENTS)}
+
+
+def _field(E, H, name: str):
+    i = _COMP[name]
+    return E[i] if i < 3 else H[i - 3]
+
+
+class FDTDSolver:
+    """A prepared FDTD3D run: initial state, chunk stepper and the full run loop.
+
+    ``FDTDSolver(sim).run()`` is what ``sim.run()`` does; ``init_state`` and
+    ``advance`` are there for users (and benchmarks) who drive their own loop.
+    """
+
+    def __init__(self, sim, *, chunk: int | None = None):
+        self.setup: FDTDSetup = prepare(sim)
+        self.sim = sim
+        s = self.setup
+        self.chunk = chunk or _default_chunk(s.steps)
+        src_comps = sorted({e.comp for e in s.sources})
+        self._src_cols = {c: [k for k, e in enumerate(s.sources) if e.comp == c] for c in src_comps}
+        self._consts = None
+        self._compiled: dict[int, object] = {}
+
+    # ----------------------------------------------------------------- arrays
+    def constants(self) -> dict:
+        """Device arrays that do not change during a run (coefficients, indices)."""
+        if self._consts is None:
+            s = self.setup
+            src = {}
+            for c, cols in self._src_cols.items():
+                pts = np.array([s.sources[k].index for k in cols], dtype=np.int32)
+                src[c] = (tuple(jnp.asarray(pts[:, a]) for a in range(3)),
+                          jnp.ones((len(cols),), s.dtype))
+            probes = [
+                [(jnp.asarray(idx), jnp.asarray(w)) for _, idx, w in comps]
+                for _, comps in s.probes
+            ]
+            self._consts = jax.device_put({
+                "cE": s.coeffs["E"], "cH": s.coeffs["H"], "pml": s.pml, "src": src,
+                "probes": probes, "energy": s.energy_weights,
+            })
+        return self._consts
+
+    def init_state(self) -> dict:
+        """Zero fields and psi, empty accumulators; step counter 0."""
+        s = self.setup
+        dt_c = jnp.complex64 if s.dtype == np.float32 else jnp.complex128
+        zeros = lambda: tuple(jnp.zeros(s.grid.shape, s.dtype) for _ in range(3))  # noqa: E731
+        psi_E, psi_H = zeros_psi(s.layout, s.dtype)
+        dft = []
+        for m, regions in s.dfts:
+            nf = len(m.frequencies)
+            dft.append({comp: jnp.zeros((nf, *_region_shape(sl)), dt_c) for comp, sl in regions})
+        return {"E": zeros(), "H": zeros(), "psiE": psi_E, "psiH": psi_H, "dft": dft,
+                "n": jnp.zeros((), jnp.int32)}
+
+    # ------------------------------------------------------------------ chunk
+    def _chunk_inputs(self, step0: int, length: int) -> dict:
+        s = self.setup
+        n = np.arange(step0, step0 + length, dtype=np.float64)
+        wv = waveform_samples(s.sources, (n + 0.5) * s.dt, s.dtype)
+        xs = {"src": {c: wv[:, cols] for c, cols in self._src_cols.items()}, "dft": []}
+        cdt = np.complex64 if s.dtype == np.float32 else np.complex128
+        for m, _ in s.dfts:
+            w = 2 * np.pi * np.asarray(m.frequencies)
+            xs["dft"].append({
+                "E": (np.exp(-1j * w[None, :] * ((n + 1) * s.dt)[:, None]) * s.dt).astype(cdt),
+                "H": (np.exp(-1j * w[None, :] * ((n + 0.5) * s.dt)[:, None]) * s.dt).astype(cdt),
+            })
+        return xs
+
+    def _compile(self, length: int):
+        if length not in self._compiled:
+            fn = partial(_chunk, setup=self.setup, length=length)
+            self._compiled[length] = jax.jit(fn, donate_argnums=(0,))
+        return self._compiled[length]
+
+    def advance(self, state: dict, step0: int, length: int):
+        """Run ``length`` steps from step ``step0``: (state, outputs, fields finite)."""
+        fn = self._compile(length)
+        return fn(state, self.constants(), self._chunk_inputs(step0, length),
+                  np.int32(step0))
+
+    # -------------------------------------------------------------------- run
+    def run(self, *, progress: bool = True):
+        """Run all steps and return :class:`emjax.results.Results`."""
+        from ..results import Results
+
+        s = self.setup
+        state = self.init_state()
+        outputs: list = []
+        snaps: dict = {m.name: {c: [] for c, _ in regions} for m, regions in s.snapshots}
+        lengths = _chunk_lengths(s.steps, self.chunk)
+        bar = _progress(s.steps, progress)
+        t_start = time.perf_counter()
+        compile_s = 0.0
+        step = 0
+        try:
+            for length in lengths:
+                t0 = time.perf_counter()
+                new = length not in self._compiled
+                state, ys, finite = self.advance(state, step, length)
+                finite = bool(finite)
+                if new:  # the first call of a length includes its compilation
+                    compile_s += time.perf_counter() - t0
+                if not finite:
+                    _raise_instability(state, step, length)
+                ys = jax.device_get(ys)
+                for (m, regions), bufs in zip(s.snapshots, ys.pop("snap"), strict=True):
+                    count = (step + length) // m.interval - step // m.interval
+                    for (comp, _), buf in zip(regions, bufs, strict=True):
+                        snaps[m.name][comp].append(np.asarray(buf[:count]))
+                outputs.append(ys)
+                step += length
+                bar.update(length)
+                elapsed = time.perf_counter() - t_start - compile_s
+                if elapsed > 0:
+                    bar.set_postfix_str(f"{s.grid.num_cells * step / elapsed / 1e6:.0f} Mcells/s")
+        finally:
+            bar.close()
+        wall = time.perf_counter() - t_start
+        run_s = max(wall - compile_s, 1e-12)
+        monitors = self._collect(state, outputs, snaps)
+        meta = {
+            "solver": "FDTD3D", "dt": s.dt, "steps": s.steps, "cells": list(s.grid.cells),
+            "shape": list(s.grid.shape), "spacing": list(s.grid.spacing),
+            "lower": list(s.grid.lower), "dtype": str(s.dtype), "storage": self.sim.storage,
+            "cpml_strategy": self.sim.cpml_strategy, "wall_time_s": wall,
+            "compile_time_s": compile_s, "cells_per_s": s.grid.num_cells * s.steps / run_s,
+            **environment(),
+        }
+        return Results(scenario=self.sim, monitors=monitors, metadata=meta)
+
+    def _collect(self, state, outputs, snaps) -> dict:
+        from ..results import MonitorData
+
+        s = self.setup
+        out = {}
+        n = np.arange(s.steps, dtype=np.float64)
+        t_E, t_H = (n + 1) * s.dt, (n + 0.5) * s.dt
+        for k, (m, comps) in enumerate(s.probes):
+            data = {c: np.concatenate([o["probe"][k][j] for o in outputs])
+                    for j, (c, _, _) in enumerate(comps)}
+            out[m.name] = MonitorData(
+                name=m.name, kind="Probe", data=data,
+                coords={"t_E": t_E, "t_H": t_H, "points": np.array(m.positions)},
+            )
+        for k, (m, regions) in enumerate(s.dfts):
+            acc = jax.device_get(state["dft"][k])
+            data, coords = {}, {"f": np.asarray(m.frequencies, dtype=np.float64)}
+            for comp, sl in regions:
+                data[comp] = np.asarray(acc[comp])
+                coords.update(_region_coords(s.grid, comp, sl))
+            out[m.name] = MonitorData(name=m.name, kind="DFTMonitor", data=data, coords=coords)
+        for k, (m, regions) in enumerate(s.snapshots):
+            data, coords = {}, {}
+            take = np.nonzero((np.arange(s.steps) + 1) % m.interval == 0)[0]
+            for comp, sl in regions:
+                data[comp] = np.concatenate(snaps[m.name][comp])
+                coords.update(_region_coords(s.grid, comp, sl))
+            # E frames are at (n+1) dt, H frames half a step earlier.
+            coords["t"] = (take + 1.0) * s.dt
+            out[m.name] = MonitorData(name=m.name, kind="FieldSnapshot", data=data, coords=coords)
+        for k, m in enumerate(s.energy):
+            e = np.concatenate([o["energy"][k] for o in outputs])
+            take = np.nonzero((np.arange(s.steps) + 1) % m.interval == 0)[0]
+            # Energy pairs E^n with H^(n-1/2).H^(n+1/2): the leapfrog's invariant at n dt.
+            out[m.name] = MonitorData(name=m.name, kind="EnergyMonitor",
+                                      data={"energy": e[take]}, coords={"t": n[take] * s.dt})
+        return out
+
+
+def _chunk(state, consts, xs, step0, *, setup: FDTDSetup, length: int):
+    """``length`` steps of the leapfrog with monitors; pure, jitted by the caller."""
+    lay = setup.layout
+
+    def body(carry, x):
+        E, H = carry["E"], carry["H"]
+        H_new, psi_H = update_H(E, H, consts["cH"], consts["pml"], carry["psiH"], lay)
+        E_new, psi_E = update_E(E, H_new, consts["cE"], consts["pml"], carry["psiE"], lay)
+        if consts["src"]:
+            E_new = inject(E_new, consts["src"], x["src"])
+        ys = {"probe": [], "energy": []}
+        for (_, comps), cst in zip(setup.probes, consts["probes"], strict=True):
+            vals = []
+            for (comp, _, w), (idx, wd) in zip(comps, cst, strict=True):
+                F = _field(E_new, H_new, comp)
+                g = F[idx[:, 0], idx[:, 1], idx[:, 2]].reshape(w.shape)
+                vals.append(jnp.sum(g * wd, axis=1))
+            ys["probe"].append(vals)
+        dft = []
+        for (m, regions), acc, ph in zip(setup.dfts, carry["dft"], x["dft"], strict=True):
+            new = {}
+            for comp, sl in regions:
+                p = ph["E"] if _COMP[comp] < 3 else ph["H"]
+                F = _field(E_new, H_new, comp)[sl]
+                new[comp] = acc[comp] + p[:, None, None, None] * F[None]
+            dft.append(new)
+        snap = []
+        for (m, regions), bufs in zip(setup.snapshots, carry["snap"], strict=True):
+            n1 = carry["n"] + 1
+            take = n1 % m.interval == 0
+            slot = jnp.clip(n1 // m.interval - step0 // m.interval - 1, 0, bufs[0].shape[0] - 1)
+            new = []
+            for (comp, sl), buf in zip(regions, bufs, strict=True):
+                F = _field(E_new, H_new, comp)[sl]
+                old = lax.dynamic_index_in_dim(buf, slot, keepdims=False)
+                new.append(lax.dynamic_update_index_in_dim(buf, jnp.where(take, F, old), slot, 0))
+            snap.append(new)
+        for k, m in enumerate(setup.energy):
+            take = (carry["n"] + 1) % m.interval == 0
+            w = consts["energy"]
+            ys["energy"].append(lax.cond(
+                take,
+                lambda: _energy(E, H, H_new, w),
+                lambda: jnp.zeros((), setup.dtype),
+            ))
+            del k
+        carry = {"E": E_new, "H": H_new, "psiE": psi_E, "psiH": psi_H, "dft": dft,
+                 "n": carry["n"] + 1, "snap": snap}
+        return carry, ys
+
+    state = dict(state, snap=[
+        [jnp.zeros((length // m.interval + 1, *_region_shape(sl)), setup.dtype) for _, sl in regions]
+        for m, regions in setup.snapshots
+    ])
+    state, ys = lax.scan(body, state, xs, length=length)
+    ys["snap"] = state.pop("snap")
+    finite = jnp.all(jnp.array([jnp.isfinite(jnp.sum(jnp.abs(F))) for F in state["E"]]))
+    return state, ys, finite
+
+
+def _energy(E, H_old, H_new, w):
+    """(sum eps E.E + sum mu H_old.H_new) dV / 2, weights pre-halved and scaled by dV."""
+    total = sum(jnp.sum(wi * F * F) for wi, F in zip(w["E"], E, strict=True))
+    total = total + sum(
+        jnp.sum(wi * a * b) for wi, a, b in zip(w["H"], H_old, H_new, strict=True)
+    )
+    return total
+
+
+def _raise_instability(state, step0: int, length: int):
+    for name, F in zip(COMPONENTS, (*state["E"], *state["H"]), strict=True):
+        a = np.asarray(F)
+        bad = ~np.isfinite(a)
+        if bad.any():
+            where = tuple(int(i) for i in np.argwhere(bad)[0])
+            big = tuple(int(i) for i in np.unravel_index(
+                np.argmax(np.where(bad, 0, np.abs(a))), a.shape))
+            raise InstabilityError(
+                f"the run went unstable between steps {step0} and {step0 + length}: "
+                f"{name} is not finite at grid index {where} (largest finite |{name}| at "
+                f"{big}); lower the Courant factor or check media and sources",
+                step=step0 + length, field=name, index=where,
+            )
+    raise InstabilityError(
+        f"the run went unstable between steps {step0} and {step0 + length}",
+        step=step0 + length, field="?", index=(),
+    )
+
+
+def _region_shape(sl) -> tuple[int, ...]:
+    return tuple(s.stop - s.start for s in sl)
+
+
+def _region_coords(grid, comp: str, sl) -> dict[str, np.ndarray]:
+    return {f"{ax}_{comp}": grid.axis_coords(comp, a)[sl[a]] for a, ax in enumerate("xyz")}
+
+
+def _default_chunk(steps: int) -> int:
+    return int(min(max(math.ceil(steps / 20), 16), 1000))
+
+
+def _chunk_lengths(steps: int, chunk: int) -> list[int]:
+    """Split ``steps`` into chunks of one length where a divisor near ``chunk`` exists."""
+    chunk = max(1, min(chunk, steps))
+    for c in range(chunk, max(chunk // 2, 1) - 1, -1):
+        if steps % c == 0:
+            return [c] * (steps // c)
+    full, rest = divmod(steps, chunk)
+    return [chunk] * full + ([rest] if rest else [])
+
+
+def _progress(total: int, enabled: bool):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, unit="step", disable=not enabled, leave=False, dynamic_ncols=True)
+
+
+def environment() -> dict:
+    """Device and versions, for results and benchmark records."""
+    from .. import __version__
+
+    dev = jax.devices()[0]
+    return {
+        "device": f"{dev.platform}:{getattr(dev, 'device_kind', '')}",
+        "backend": jax.default_backend(),
+        "num_devices": jax.device_count(),
+        "versions": {"emjax": __version__, "jax": jax.__version__, "numpy": np.__version__,
+                     "python": platform.python_version()},
+    }
+
+
+def run(sim, *, progress: bool = True, chunk: int | None = None):
+    """Run an FDTD3D scenario; returns :class:`emjax.results.Results`."""
+    return FDTDSolver(sim, chunk=chunk).run(progress=progress)

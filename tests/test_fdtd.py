@@ -1,0 +1,155 @@
+"""Physics and structure tests of the 3D FDTD solver.
+
+- psi memory: the psi arrays hold exactly the CPML slab volumes and do not grow with
+  the interior (seed 001's property).
+- Strategy and storage agreement: combined vs per-face CPML, indices (CIS) vs arrays
+  (CAS) give the same fields to float32 rounding.
+- PMC: a PEC cavity with a source on its mid-plane equals the half cavity closed by
+  PMC on that plane (image theory), on a low and on a high face, to rounding.
+- Loss: a mode in a cavity filled with a conductor decays at sigma / (2 eps) and with
+  a magnetic conductor at sigma_m / (2 mu) (1% tolerance), from a matrix pencil fit.
+- Instability: a run driven past its stability limit stops with step, field, index.
+- The kernel modules import neither pydantic nor the model.
+"""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import emjax as em
+from emjax.analysis.modes import matrix_pencil
+from emjax.fdtd.solver import FDTDSolver
+
+
+def _final_fields(sim):
+    solver = FDTDSolver(sim, chunk=sim.num_steps)
+    state, _, ok = solver.advance(solver.init_state(), 0, sim.num_steps)
+    assert bool(ok)
+    return [np.asarray(F) for F in (*state["E"], *state["H"])]
+
+
+def _cube(n, thickness=4, **kw):
+    d = 1e-3
+    return em.FDTD3D(
+        domain=em.Domain(shape=(n, n, n), spacing=d), boundary=em.CPML(thickness=thickness),
+        steps=kw.pop("steps", 60),
+        structures=[em.Structure(geometry=em.Sphere(radius=3 * d), medium=em.Medium(eps_r=3, sigma=0.5))],
+        sources=[em.PointDipole(position=(1.3e-3, -0.6e-3, 0.4e-3), polarization="y",
+                                waveform=em.GaussianPulse(f0=30e9, fwidth=15e9))],
+        **kw,
+    )
+
+
+def test_kernels_import_without_pydantic():
+    code = ("import sys, emjax.fdtd.update3d, emjax.fdtd.cpml, emjax.grid.pml;"
+            "assert 'pydantic' not in sys.modules, 'pydantic loaded';"
+            "assert 'emjax.model' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def _psi_bytes(state) -> int:
+    return sum(a.nbytes for d in (state["psiE"], state["psiH"]) for f in d.values()
+               for a in f.values())
+
+
+def test_psi_bytes_equal_slab_volumes():
+    n, t = 16, 4
+    state = FDTDSolver(_cube(n, t)).init_state()
+    # Six slabs of t x n x n samples, each with 2 E and 2 H psi arrays of float32.
+    expected = 6 * t * n * n * 4 * 4
+    assert _psi_bytes(state) == expected, (_psi_bytes(state), expected)
+
+
+def test_psi_bytes_do_not_grow_with_interior():
+    def x_cpml(nx):
+        return em.FDTD3D(
+            domain=em.Domain(shape=(nx, 10, 12), spacing=1e-3), steps=1,
+            boundary=em.Boundaries(x=em.CPML(thickness=3), y=em.PEC(), z=em.PEC()))
+
+    small, large = (_psi_bytes(FDTDSolver(x_cpml(nx)).init_state()) for nx in (12, 48))
+    assert small == large == 2 * 3 * 10 * 12 * 4 * 4
+
+
+@pytest.mark.parametrize("variant", [{"cpml_strategy": "per_face"}, {"storage": "arrays"}])
+def test_variants_agree_with_default(variant):
+    ref = _final_fields(_cube(20))
+    alt = _final_fields(_cube(20, **variant))
+    scale = max(np.abs(F).max() for F in ref)
+    assert scale > 0
+    err = max(np.abs(a - b).max() for a, b in zip(ref, alt, strict=True)) / scale
+    assert err < 1e-5, f"{variant}: max relative difference {err:.2e}"
+
+
+@pytest.mark.parametrize("side", ["high", "low"])
+def test_pmc_equals_symmetric_half_of_pec_cavity(side):
+    d, (nx, ny, nz) = 1e-3, (16, 10, 8)
+    wave = em.GaussianPulse(f0=40e9, fwidth=20e9)
+    xm = nx * d  # mid-plane of the full cavity [0, 2 nx d]
+    src = (xm, 4.3e-3, 3.6e-3)
+    obs = (xm - 5e-3 if side == "high" else xm + 5e-3, 6.1e-3, 2.2e-3)
+
+    def make(shape, origin, boundary):
+        return em.FDTD3D(
+            domain=em.Domain(shape=shape, spacing=d, origin=origin), boundary=boundary,
+            steps=300, dtype="float64",
+            sources=[em.PointDipole(position=src, polarization="z", waveform=wave)],
+            monitors=[em.Probe(name="p", positions=[obs], components=["Ez", "Hy"])])
+
+    full = make((2 * nx, ny, nz), (0, 0, 0), em.PEC())
+    pair = (em.PEC(), em.PMC()) if side == "high" else (em.PMC(), em.PEC())
+    half = make((nx, ny, nz), (0 if side == "high" else xm, 0, 0),
+                em.Boundaries(x=pair, y=em.PEC(), z=em.PEC()))
+    a, b = full.run(progress=False)["p"], half.run(progress=False)["p"]
+    for c in ("Ez", "Hy"):
+        scale = np.abs(a.data[c]).max()
+        assert scale > 0
+        err = np.abs(a.data[c] - b.data[c]).max() / scale
+        assert err < 1e-10, f"{side} PMC, {c}: relative difference {err:.2e}"
+
+
+@pytest.mark.parametrize("loss", ["sigma", "sigma_m"])
+def test_lossy_cavity_decay_rate(loss):
+    size, d = (0.05, 0.04, 0.03), 2.5e-3
+    medium = em.Medium(eps_r=2.0, mu_r=1.5, **{loss: 0.02 if loss == "sigma" else 2000.0})
+    wave = em.GaussianPulse(f0=4.5e9, fwidth=1e9)
+    sim = em.FDTD3D(
+        domain=em.Domain(size=size, spacing=d, origin=(0, 0, 0)), boundary=em.PEC(),
+        background=medium, duration=15e-9, dtype="float64",
+        sources=[em.PointDipole(position=(0.013, 0.011, 0.007), polarization="z", waveform=wave)],
+        monitors=[em.Probe(name="p", positions=[(0.031, 0.027, 0.019)], components=["Ez"])])
+    p = sim.run(progress=False)["p"]
+    t, x = p.coords["t_E"], p.data["Ez"][:, 0]
+    start = np.searchsorted(t, 2 * wave.offset * wave.tau)
+    modes = matrix_pencil(x[start::4], 4 * sim.dt, order=20)
+    strongest = modes[0]
+    if loss == "sigma":
+        expected = medium.sigma / (2 * em.eps0 * medium.eps_r)
+    else:
+        expected = medium.sigma_m / (2 * em.mu0 * medium.mu_r)
+    rel = abs(strongest.decay - expected) / expected
+    assert rel < 0.01, f"decay {strongest.decay:.4e} 1/s vs {expected:.4e} ({rel:.2%})"
+
+
+def test_instability_reports_step_field_and_index():
+    sim = _cube(16, steps=200)
+    solver = FDTDSolver(sim, chunk=50)
+    # Ten times the stable time step in the E update: the leapfrog must blow up.
+    cE = solver.setup.coeffs["E"]
+    solver.setup.coeffs["E"] = {**cE, "b": cE["b"] * 10}
+    with pytest.raises(em.InstabilityError) as info:
+        solver.run(progress=False)
+    err = info.value
+    assert err.field in ("Ex", "Ey", "Ez", "Hx", "Hy", "Hz")
+    assert 0 < err.step <= 200 and len(err.index) == 3
+    assert "unstable between steps" in str(err)
+
+
+def test_dt_follows_courant_limit():
+    sim = _cube(16)
+    d = 1e-3
+    assert math.isclose(sim.dt, 0.99 * d / (em.c0 * math.sqrt(3)), rel_tol=1e-12)
