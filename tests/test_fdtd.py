@@ -38,7 +38,8 @@ def _cube(n, thickness=4, **kw):
     return em.FDTD3D(
         domain=em.Domain(shape=(n, n, n), spacing=d), boundary=em.CPML(thickness=thickness),
         steps=kw.pop("steps", 60),
-        structures=[em.Structure(geometry=em.Sphere(radius=3 * d), medium=em.Medium(eps_r=3, sigma=0.5))],
+        structures=[em.Structure(geometry=em.Sphere(radius=3 * d),
+                                 medium=em.Medium(eps_r=3, sigma=0.5))],
         sources=[em.PointDipole(position=(1.3e-3, -0.6e-3, 0.4e-3), polarization="y",
                                 waveform=em.GaussianPulse(f0=30e9, fwidth=15e9))],
         **kw,

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..grid.pml import cpml_coefficients, grading, profile_depths, sigma_optimal
+from ..grid.pml import cpml_coefficients, grading, sigma_optimal
 
 # The curl of component c, as (sign, source component, derivative axis) pairs:
 # (curl F)_x = dFz/dy - dFy/dz, and cyclic.
@@ -40,7 +40,8 @@ class Slab:
     axis: int
     side: str  # "low" or "high"
     start: int
-    length: int
+    length: int  # stored entries
+    thickness: int = 0  # CPML cells; stored entries beyond them carry zero coefficients
 
     @property
     def key(self) -> str:
@@ -57,15 +58,22 @@ class Slab:
         return tuple(s)
 
 
+MINOR_ALIGN = 1
+"""Slabs along the minor (z) axis are stored this many entries wide at a time."""
+
+
 def build_slabs(shape: tuple[int, int, int], pml_cells) -> tuple[Slab, ...]:
     """Slabs for ((x_lo, x_hi), (y_lo, y_hi), (z_lo, z_hi)) CPML thicknesses in cells."""
     slabs = []
     for a in range(3):
-        lo, hi = pml_cells[a]
-        if lo:
-            slabs.append(Slab(a, "low", 0, lo))
-        if hi:
-            slabs.append(Slab(a, "high", shape[a] - hi, hi))
+        for side, t in zip(("low", "high"), pml_cells[a], strict=True):
+            if not t:
+                continue
+            stored = t
+            if a == 2 and MINOR_ALIGN > 1:
+                stored = min(-(-t // MINOR_ALIGN) * MINOR_ALIGN, shape[a])
+            start = 0 if side == "low" else shape[a] - stored
+            slabs.append(Slab(a, side, start, stored, t))
     return tuple(slabs)
 
 
@@ -81,10 +89,14 @@ def slab_coefficients(
     sigma_max = cpml.sigma_max
     if sigma_max is None:
         sigma_max = sigma_optimal(cpml.m, spacing, background_eps_r, background_mu_r)
-    n_total = slab.start + slab.length if slab.side == "high" else slab.length
     out = {}
-    for field, staggered in (("E", False), ("H", True)):
-        rho = profile_depths(n_total, slab.length, slab.side, staggered)
+    T = slab.thickness or slab.length
+    i = np.arange(slab.length, dtype=np.float64)
+    for field, off in (("E", 0.0), ("H", 0.5)):
+        if slab.side == "low":
+            rho = (T - (i + off)) / T
+        else:  # the interface is T cells before the wall, which ends the stored slab
+            rho = (i + off - (slab.length - T)) / T
         sigma, kappa, alpha = grading(
             rho, m=cpml.m, sigma_max=sigma_max, kappa_max=cpml.kappa_max,
             alpha_max=cpml.alpha_max, m_alpha=cpml.m_alpha,

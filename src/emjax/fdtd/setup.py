@@ -16,8 +16,18 @@ from ..constants import eps0, mu0
 from ..errors import SetupError
 from ..grid.rasterize import rasterize
 from ..grid.yee import COMPONENTS, YeeGrid
-from ..model import CPML, PEC, PMC, DFTMonitor, EdgeSource, EnergyMonitor, FieldSnapshot, Medium
-from ..model import PointDipole, Probe
+from ..model import (
+    CPML,
+    PEC,
+    PMC,
+    DFTMonitor,
+    EdgeSource,
+    EnergyMonitor,
+    FieldSnapshot,
+    Medium,
+    PointDipole,
+    Probe,
+)
 from .cpml import build_slabs, slab_coefficients
 from .update3d import Layout
 
@@ -180,7 +190,8 @@ def prepare(sim) -> FDTDSetup:
             setup.probes.append((m, comps))
         elif isinstance(m, DFTMonitor | FieldSnapshot):
             c, s = np.array(m.center), np.array(m.size)
-            regions = [(comp, grid.index_range(comp, c - s / 2, c + s / 2)) for comp in m.components]
+            lo, hi = c - s / 2, c + s / 2
+            regions = [(comp, grid.index_range(comp, lo, hi)) for comp in m.components]
             (setup.dfts if isinstance(m, DFTMonitor) else setup.snapshots).append((m, regions))
         elif isinstance(m, EnergyMonitor):
             setup.energy.append(m)

@@ -182,7 +182,7 @@ class FDTDSolver:
                 data[comp] = np.asarray(acc[comp])
                 coords.update(_region_coords(s.grid, comp, sl))
             out[m.name] = MonitorData(name=m.name, kind="DFTMonitor", data=data, coords=coords)
-        for k, (m, regions) in enumerate(s.snapshots):
+        for m, regions in s.snapshots:
             data, coords = {}, {}
             take = np.nonzero((np.arange(s.steps) + 1) % m.interval == 0)[0]
             for comp, sl in regions:
@@ -219,7 +219,7 @@ def _chunk(state, consts, xs, step0, *, setup: FDTDSetup, length: int):
                 vals.append(jnp.sum(g * wd, axis=1))
             ys["probe"].append(vals)
         dft = []
-        for (m, regions), acc, ph in zip(setup.dfts, carry["dft"], x["dft"], strict=True):
+        for (_, regions), acc, ph in zip(setup.dfts, carry["dft"], x["dft"], strict=True):
             new = {}
             for comp, sl in regions:
                 p = ph["E"] if _COMP[comp] < 3 else ph["H"]
@@ -237,21 +237,20 @@ def _chunk(state, consts, xs, step0, *, setup: FDTDSetup, length: int):
                 old = lax.dynamic_index_in_dim(buf, slot, keepdims=False)
                 new.append(lax.dynamic_update_index_in_dim(buf, jnp.where(take, F, old), slot, 0))
             snap.append(new)
-        for k, m in enumerate(setup.energy):
-            take = (carry["n"] + 1) % m.interval == 0
-            w = consts["energy"]
+        w = consts["energy"]
+        for m in setup.energy:
             ys["energy"].append(lax.cond(
-                take,
+                (carry["n"] + 1) % m.interval == 0,
                 lambda: _energy(E, H, H_new, w),
                 lambda: jnp.zeros((), setup.dtype),
             ))
-            del k
         carry = {"E": E_new, "H": H_new, "psiE": psi_E, "psiH": psi_H, "dft": dft,
                  "n": carry["n"] + 1, "snap": snap}
         return carry, ys
 
     state = dict(state, snap=[
-        [jnp.zeros((length // m.interval + 1, *_region_shape(sl)), setup.dtype) for _, sl in regions]
+        [jnp.zeros((length // m.interval + 1, *_region_shape(sl)), setup.dtype)
+         for _, sl in regions]
         for m, regions in setup.snapshots
     ])
     state, ys = lax.scan(body, state, xs, length=length)

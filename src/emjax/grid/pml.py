@@ -55,18 +55,3 @@ def cpml_coefficients(
 def stretch(sigma: np.ndarray, kappa: np.ndarray, alpha: np.ndarray, omega: float) -> np.ndarray:
     """Complex coordinate stretch s = kappa + sigma / (alpha + i omega eps0) (e^{+i w t})."""
     return kappa + sigma / (alpha + 1j * omega * eps0)
-
-
-def profile_depths(n: int, thickness: int, side: str, staggered: bool) -> np.ndarray:
-    """Normalised depths of the samples of one slab.
-
-    The low slab covers array entries [0, thickness), the high slab
-    [n - thickness, n); node samples sit at integer positions, staggered ones half a
-    cell further. The PML interfaces are the nodes ``thickness`` and ``n - thickness``.
-    """
-    i = np.arange(thickness, dtype=np.float64)
-    off = 0.5 if staggered else 0.0
-    if side == "low":
-        return (thickness - (i + off)) / thickness
-    start = n - thickness
-    return ((start + i + off) - start) / thickness

@@ -135,12 +135,23 @@ class Voxels(EmModel):
 
     @model_validator(mode="after")
     def _one_source_of_labels(self):
-        if (self.labels is None) == (self.file is None):
-            raise ValueError("give exactly one of 'labels' (inline array) or 'file' (.npy path)")
+        if self.labels is not None and self.file is not None:
+            raise ValueError(
+                f"both 'labels' (inline array) and file = '{self.file}' are given; "
+                "give exactly one of them"
+            )
+        if self.labels is None and self.file is None:
+            raise ValueError(
+                "neither 'labels' (inline array) nor 'file' (.npy path) is given; "
+                "give exactly one of them"
+            )
         if self.labels is not None:
             shape = np.shape(np.asarray(self.labels, dtype=object))
-            if len(shape) != 3:
-                raise ValueError(f"labels must be a 3D array, got shape {shape}")
+            if len(shape) != 3 or min(shape) < 1:
+                raise ValueError(
+                    f"labels must be a non-empty 3D array [i][j][k] of equal-length rows, "
+                    f"got shape {shape}"
+                )
         return self
 
     def label_array(self) -> np.ndarray:
@@ -152,7 +163,10 @@ class Voxels(EmModel):
             raise FileNotFoundError(f"Voxels.file '{path}' does not exist")
         arr = np.load(path)
         if arr.ndim != 3 or not np.issubdtype(arr.dtype, np.integer):
-            raise ValueError(f"Voxels.file '{path}': need a 3D integer array, got {arr.dtype}{arr.shape}")
+            raise ValueError(
+                f"Voxels.file '{path}': need a 3D integer array, got {arr.dtype} of shape "
+                f"{arr.shape}; save the labels with np.save as a 3D integer array"
+            )
         return arr.astype(np.int32)
 
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
@@ -163,9 +177,10 @@ class Voxels(EmModel):
     def sample(self, x, y, z) -> np.ndarray:
         """Label at each point (nearest voxel); -1 outside the voxel grid."""
         lab = self.label_array()
-        idx = []
-        for coord, o, d, n in zip((x, y, z), self.origin, self.spacing, lab.shape, strict=True):
-            idx.append(np.floor((np.asarray(coord) - o) / d).astype(np.int64))
+        idx = [
+            np.floor((np.asarray(coord) - o) / d).astype(np.int64)
+            for coord, o, d in zip((x, y, z), self.origin, self.spacing, strict=True)
+        ]
         inb = np.ones(np.broadcast_shapes(*(i.shape for i in idx)), dtype=bool)
         for i, n in zip(idx, lab.shape, strict=True):
             inb = inb & (i >= 0) & (i < n)

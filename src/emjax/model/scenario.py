@@ -119,9 +119,15 @@ class Structure(EmModel):
     @model_validator(mode="after")
     def _medium_given(self):
         if self.medium is None and not isinstance(self.geometry, Voxels):
-            raise ValueError(f"a {self.geometry.type} structure needs a 'medium'")
+            raise ValueError(
+                f"a {self.geometry.type} structure needs a 'medium' and none is given; "
+                "add one, e.g. medium = {type = \"Medium\", eps_r = 4.0}"
+            )
         if self.medium is not None and isinstance(self.geometry, Voxels):
-            raise ValueError("a Voxels structure takes its media from Voxels.media; drop 'medium'")
+            raise ValueError(
+                f"a Voxels structure takes its media from Voxels.media, but 'medium' is given "
+                f"({self.medium.type}); drop 'medium'"
+            )
         return self
 
 
@@ -174,9 +180,17 @@ class FDTD3D(_Scenario):
 
     @model_validator(mode="after")
     def _check_consistency(self):
-        if (self.duration is None) == (self.steps is None):
-            raise ValueError("give exactly one of 'duration' (s) or 'steps'")
-        problems = _placement_problems(self)
+        problems = []
+        if self.duration is not None and self.steps is not None:
+            problems.append(
+                f"duration = {self.duration:.6g} s and steps = {self.steps} are both given; "
+                "give exactly one of them"
+            )
+        elif self.duration is None and self.steps is None:
+            problems.append(
+                "neither 'duration' (s) nor 'steps' is given; give exactly one of them"
+            )
+        problems += _placement_problems(self)
         if problems:
             raise ValueError("; ".join(problems))
         return self
@@ -255,7 +269,8 @@ def _placement_problems(sim: FDTD3D) -> list[str]:
     for i, s in enumerate(sim.sources):
         msg = where(s.position)
         if msg:
-            out.append(f"sources[{i}] {s.type}: position {tuple(s.position)}: {msg}")
+            pt = ", ".join(f"{float(x):.6g}" for x in s.position)
+            out.append(f"sources[{i}] {s.type}: position ({pt}) m: {msg}")
     for i, m in enumerate(sim.monitors):
         pts: list = []
         if isinstance(m, Probe):
@@ -266,7 +281,8 @@ def _placement_problems(sim: FDTD3D) -> list[str]:
         for p in pts:
             msg = where(p)
             if msg:
-                out.append(f"monitors[{i}] '{m.name}': point {tuple(float(x) for x in p)}: {msg}")
+                pt = ", ".join(f"{float(x):.6g}" for x in p)
+                out.append(f"monitors[{i}] {m.type} '{m.name}': point ({pt}) m: {msg}")
                 break
     names = [m.name for m in sim.monitors]
     dup = sorted({n for n in names if names.count(n) > 1})
@@ -280,29 +296,47 @@ _SCENARIO = TypeAdapter(Scenario)
 
 
 def load_scenario(source: str | Path | dict) -> FDTD3D:
-    """Load a scenario from a TOML or JSON file, a TOML/JSON string or a dict."""
+    """Load a scenario from a TOML or JSON file, a TOML/JSON string or a dict.
+
+    A ``str`` is scenario text when it holds a newline or starts with ``{`` (one-line
+    JSON), and a file path otherwise; a ``Path`` is always a file path.
+    """
     if isinstance(source, dict):
         data = source
     else:
         text: str
-        p = Path(source) if not isinstance(source, str) or "\n" not in source else None
-        if p is not None and p.exists():
+        is_text = isinstance(source, str) and ("\n" in source or source.lstrip().startswith("{"))
+        p = None if is_text else Path(source)
+        if p is not None and _is_file(p):
             text = p.read_text()
             suffix = p.suffix
-        elif p is not None and p.suffix in (".toml", ".json"):
-            raise SetupError(f"scenario file '{p}' does not exist")
+        elif p is not None and (not isinstance(source, str) or p.suffix in (".toml", ".json")):
+            raise SetupError(
+                f"scenario file '{p}' does not exist; give the path of a .toml or .json file"
+            )
         else:
             text, suffix = str(source), ""
         if suffix == ".json" or (not suffix and text.lstrip().startswith("{")):
-            data = json.loads(text)
+            try:
+                data = json.loads(text)
+            except json.JSONDecodeError as e:
+                raise SetupError(f"scenario is not valid JSON: {e}; fix the text there") from e
         else:
             try:
                 data = tomllib.loads(text)
             except tomllib.TOMLDecodeError as e:
-                raise SetupError(f"scenario is not valid TOML: {e}") from e
+                raise SetupError(f"scenario is not valid TOML: {e}; fix the text there") from e
     if isinstance(data, dict) and "type" not in data:
         data = {"type": "FDTD3D", **data}
     return _SCENARIO.validate_python(data)
+
+
+def _is_file(p: Path) -> bool:
+    """``p.is_file()``, False for a string too long or odd to be a path."""
+    try:
+        return p.is_file()
+    except (OSError, ValueError):
+        return False
 
 
 __all__ = ["FDTD3D", "PEC", "Domain", "Structure", "load_scenario"]
