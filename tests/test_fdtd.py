@@ -154,3 +154,22 @@ def test_dt_follows_courant_limit():
     sim = _cube(16)
     d = 1e-3
     assert math.isclose(sim.dt, 0.99 * d / (em.c0 * math.sqrt(3)), rel_tol=1e-12)
+
+
+def test_voltage_source_drives_its_edge_to_the_source_voltage():
+    """An unloaded lumped source: far below the RC corner of the edge (R = 50 ohm, C ~
+    eps0 dx ~ 1e-14 F), the edge voltage E dl follows the source voltage."""
+    d = 1e-3
+    wave = em.ContinuousWave(frequency=200e6, ramp=1e-9)
+    sim = em.FDTD3D(
+        domain=em.Domain(shape=(16, 16, 16), spacing=d, origin=(0, 0, 0)), boundary=em.PEC(),
+        duration=4e-9, dtype="float64",
+        sources=[em.EdgeSource(position=(8e-3, 8e-3, 8.5e-3), polarization="z", kind="voltage",
+                               amplitude=2.0, resistance=50.0, waveform=wave)],
+        monitors=[em.Probe(name="p", positions=[(8e-3, 8e-3, 8.5e-3)], components=["Ez"])])
+    p = sim.run(progress=False)["p"]
+    v_edge = p.data["Ez"][:, 0] * d
+    v_src = 2.0 * wave(p.coords["t_E"] - 0.5 * sim.dt)
+    late = p.coords["t_E"] > 2e-9
+    err = np.abs(v_edge[late] - v_src[late]).max() / np.abs(v_src[late]).max()
+    assert err < 0.02, f"edge voltage differs from the source by {err:.2%}"
