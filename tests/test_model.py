@@ -678,3 +678,14 @@ def test_frozen(tmp_path):
 def test_model_imports_no_jax():
     code = "import sys, emjax.model; assert 'jax' not in sys.modules, 'model imported jax'"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("f0", [0.0, 0.7e9, 3e9])
+def test_gaussian_pulse_without_dc_has_zero_mean(f0):
+    w = GaussianPulse(f0=f0, fwidth=0.5e9)
+    t = np.linspace(0, 2 * (w.offset + 8) * w.tau, 400_001)
+    x = w(t)
+    assert abs(np.trapezoid(x, t)) < 1e-5 * np.trapezoid(np.abs(x), t)
+    if f0 < 2 * w.fwidth:  # the plain pulse has a DC part worth removing
+        plain = GaussianPulse(f0=f0, fwidth=0.5e9, remove_dc=False)(t)
+        assert np.trapezoid(plain, t) > 1e-3 * np.trapezoid(np.abs(plain), t)

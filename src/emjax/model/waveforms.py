@@ -12,10 +12,13 @@ from .base import EmModel
 
 
 class GaussianPulse(EmModel):
-    """Modulated Gaussian: ``exp(-(t-t0)^2 / (2 tau^2)) * cos(2 pi f0 (t-t0) + phase)``.
+    """Modulated Gaussian ``g(t) = exp(-(t-t0)^2 / (2 tau^2)) * cos(2 pi f0 (t-t0) + phase)``.
 
     ``tau = 1 / (2 pi fwidth)`` so that ``fwidth`` is the standard deviation of the
-    spectrum in Hz; ``t0 = offset * tau``. ``f0 = 0`` gives a plain Gaussian.
+    spectrum in Hz; ``t0 = offset * tau``. With ``remove_dc`` (the default, as in
+    Tidy3D) the waveform is instead the time derivative of ``g`` with the carrier
+    shifted by a quarter period, scaled to unit carrier amplitude: its integral is
+    zero, so a current source leaves no static charge behind.
     """
 
     type: Literal["GaussianPulse"] = "GaussianPulse"
@@ -23,6 +26,7 @@ class GaussianPulse(EmModel):
     fwidth: float = Field(..., gt=0, description="Spectral standard deviation in Hz (> 0).")
     offset: float = Field(5.0, gt=0, description="Delay of the peak in units of tau.")
     phase: float = Field(0.0, description="Carrier phase in rad.")
+    remove_dc: bool = Field(True, description="Use the zero-mean derivative form.")
 
     @property
     def tau(self) -> float:
@@ -36,7 +40,15 @@ class GaussianPulse(EmModel):
 
     def __call__(self, t: np.ndarray) -> np.ndarray:
         s = np.asarray(t, dtype=np.float64) - self.offset * self.tau
-        return np.exp(-(s**2) / (2 * self.tau**2)) * np.cos(2 * math.pi * self.f0 * s + self.phase)
+        env = np.exp(-(s**2) / (2 * self.tau**2))
+        w = 2 * math.pi * self.f0
+        if not self.remove_dc:
+            return env * np.cos(w * s + self.phase)
+        # d/dt [env sin(w s + phase)] / (w + 1/tau): cos carrier, exactly zero mean; with
+        # no carrier, the derivative of the Gaussian itself.
+        ph = self.phase + (math.pi / 2 if self.f0 == 0 else 0.0)
+        d = env * (w * np.cos(w * s + ph) - s / self.tau**2 * np.sin(w * s + ph))
+        return d / (w + 1 / self.tau)
 
 
 class RickerWavelet(EmModel):
