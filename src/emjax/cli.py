@@ -152,6 +152,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(f"results: {output}")
     for path in write_figures(sim, res, figures, stem=output.stem):
         print(f"figure:  {path}")
+    from .io.xdmf import write_xdmf
+
+    for m in sim.monitors:
+        if m.type in ("FieldSnapshot", "DFTMonitor"):
+            path = write_xdmf(res[m.name], output.parent / f"{output.stem}_{m.name}.xdmf")
+            print(f"ParaView: {path}")
     meta = getattr(res, "metadata", {}) or {}
     if meta.get("wall_time_s") is not None:
         print(f"wall time: {meta['wall_time_s']:.2f} s"
