@@ -135,7 +135,13 @@ def _row(cells: Sequence[str], widths: Sequence[int]) -> str:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Run a scenario, save its results and figures."""
-    sim, name = resolve_scenario(args.scenario)
+    if args.resume:
+        from .fdtd.checkpoint import read_scenario
+
+        sim = read_scenario(args.resume)
+        name = sim.name
+    else:
+        sim, name = resolve_scenario(args.scenario)
     if args.steps is not None:
         sim = with_steps(sim, args.steps)
     output = Path(args.output) if args.output else Path("out") / f"{name}.h5"
@@ -144,10 +150,28 @@ def cmd_run(args: argparse.Namespace) -> int:
         f"emjax run: '{name}': {'x'.join(map(str, sim.domain.cells))} cells, "
         f"{sim.num_steps} steps of dt = {sim.dt:.4g} s"
     )
-    from .fdtd.solver import run  # JAX is imported here, not at start-up
+    from .fdtd.memory import available_bytes, format_estimate  # JAX is imported here
 
-    res = run(sim, progress=not args.no_progress)
+    if args.dry_run:
+        need = sim.estimate()
+        free, where = available_bytes()
+        print(f"device memory needed:\n{format_estimate(need)}")
+        fits = need["total"] <= free
+        print(f"{where}: {free / 2**20:.1f} MiB free: {'fits' if fits else 'does NOT fit'}")
+        return 0 if fits else 1
+    from .errors import RunInterrupted
+    from .fdtd.solver import run
+
+    checkpoint = Path(args.checkpoint) if args.checkpoint else output.with_suffix(".ckpt.h5")
     output.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        res = run(sim, progress=not args.no_progress, checkpoint_every=args.checkpoint_every,
+                  checkpoint_path=checkpoint, resume=args.resume)
+    except RunInterrupted as e:
+        partial = output.with_name(output.stem + ".partial.h5")
+        e.results.save(partial)
+        print(f"{e}\npartial results (steps 0..{e.step}): {partial}", file=sys.stderr)
+        return 130
     res.save(output)
     print(f"results: {output}")
     for path in write_figures(sim, res, figures, stem=output.stem):
@@ -394,6 +418,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run N time steps instead of the scenario's duration")
     r.add_argument("--figures", metavar="DIR", help="figure directory (default: the output's)")
     r.add_argument("--no-progress", action="store_true", help="no progress bar")
+    r.add_argument("--dry-run", action="store_true",
+                   help="print the device memory the run needs, and whether it fits; run nothing")
+    r.add_argument("--checkpoint-every", type=_positive_int, metavar="N",
+                   help="write a checkpoint every N steps")
+    r.add_argument("--checkpoint", metavar="PATH",
+                   help="checkpoint file (default: beside the output, <stem>.ckpt.h5)")
+    r.add_argument("--resume", metavar="FILE",
+                   help="continue the run saved in this checkpoint (its scenario is used)")
     r.set_defaults(func=cmd_run)
 
     v = sub.add_parser("validate", help="run validation cases against references")

@@ -34,3 +34,21 @@ class ResourceError(EmjaxError, MemoryError):
 
 class ConvergenceError(EmjaxError, RuntimeError):
     """An iterative solver that did not reach its tolerance."""
+
+
+class RunInterrupted(EmjaxError, KeyboardInterrupt):  # noqa: N818 - reads as what happened
+    """A run stopped by SIGINT or SIGTERM at a chunk end, after writing a checkpoint.
+
+    ``results`` holds the monitor data up to ``step``; ``checkpoint`` is the file to
+    resume from.
+    """
+
+    def __init__(self, message: str, *, results, checkpoint, step: int):
+        super().__init__(message)
+        self.results = results
+        self.checkpoint = checkpoint
+        self.step = step
+
+
+class CheckpointError(EmjaxError, ValueError):
+    """A checkpoint that cannot be read or does not belong to the scenario."""

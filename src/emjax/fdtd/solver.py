@@ -11,16 +11,21 @@ from __future__ import annotations
 
 import math
 import platform
+import signal
+import threading
 import time
 from functools import partial
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from ..errors import InstabilityError
+from ..errors import InstabilityError, RunInterrupted
 from ..grid.yee import COMPONENTS
+from .checkpoint import load_checkpoint, save_checkpoint
+from .memory import check_fits
 from .setup import FDTDSetup, prepare, waveform_samples
 from .update3d import inject, update_E, update_H, zeros_psi
 
@@ -41,11 +46,13 @@ class FDTDSolver:
     ``advance`` are there for users (and benchmarks) who drive their own loop.
     """
 
-    def __init__(self, sim, *, chunk: int | None = None):
+    def __init__(self, sim, *, chunk: int | None = None, check_memory: bool = True):
+        self.chunk = chunk or _default_chunk(sim.num_steps)
+        if check_memory:  # before rasterizing: an impossible run is refused at once
+            check_fits(sim, self.chunk)
         self.setup: FDTDSetup = prepare(sim)
         self.sim = sim
         s = self.setup
-        self.chunk = chunk or _default_chunk(s.steps)
         src_comps = sorted({e.comp for e in s.sources})
         self._src_cols = {c: [k for k, e in enumerate(s.sources) if e.comp == c] for c in src_comps}
         self._consts = None
@@ -112,71 +119,119 @@ class FDTDSolver:
                   np.int32(step0))
 
     # -------------------------------------------------------------------- run
-    def run(self, *, progress: bool = True):
-        """Run all steps and return :class:`emjax.results.Results`."""
+    def empty_record(self) -> dict:
+        """Host-side monitor data of zero steps: probe and energy series, snapshots."""
+        s = self.setup
+        return {
+            "probe": [[np.zeros((0, w.shape[0]), s.dtype) for _, _, w in comps]
+                      for _, comps in s.probes],
+            "energy": [np.zeros((0,), s.dtype) for _ in s.energy],
+            "snap": [[np.zeros((0, *_region_shape(sl)), s.dtype) for _, sl in regions]
+                     for _, regions in s.snapshots],
+        }
+
+    def run(self, *, progress: bool = True, checkpoint_every: int | None = None,
+            checkpoint_path: str | Path | None = None, resume: str | Path | None = None):
+        """Run all steps and return :class:`emjax.results.Results`.
+
+        checkpoint_every: write the whole state every this many steps to
+        ``checkpoint_path`` (default ``<name>.ckpt.h5``), atomically. resume: a
+        checkpoint to continue from; the result is bitwise that of an uninterrupted
+        run. SIGINT or SIGTERM stop the run at the next chunk end, write a checkpoint
+        and raise :class:`emjax.errors.RunInterrupted` holding the partial results.
+        """
         from ..results import Results
 
         s = self.setup
-        state = self.init_state()
-        outputs: list = []
-        snaps: dict = {m.name: {c: [] for c, _ in regions} for m, regions in s.snapshots}
-        lengths = _chunk_lengths(s.steps, self.chunk)
+        ckpt = Path(checkpoint_path or f"{self.sim.name}.ckpt.h5")
+        if resume is not None:
+            step, state, record = load_checkpoint(self, resume)
+        else:
+            step, state, record = 0, self.init_state(), self.empty_record()
+        pieces = {k: [v] for k, v in _leaves(record).items()}
+        lengths = _chunk_plan(step, s.steps, self.chunk, checkpoint_every)
         bar = _progress(s.steps, progress)
+        bar.update(step)
         t_start = time.perf_counter()
         compile_s = 0.0
         timed_s, timed_steps = 0.0, 0  # chunks that did not compile, for the cells/s figure
-        step = 0
+        stop = _StopFlag()
         try:
-            for length in lengths:
-                t0 = time.perf_counter()
-                new = length not in self._compiled
-                state, ys, finite = self.advance(state, step, length)
-                finite = bool(finite)
-                if new:  # the first call of a length includes its compilation
-                    compile_s += time.perf_counter() - t0
-                else:
-                    timed_s += time.perf_counter() - t0
-                    timed_steps += length
-                if not finite:
-                    _raise_instability(state, step, length)
-                ys = jax.device_get(ys)
-                for (m, regions), bufs in zip(s.snapshots, ys.pop("snap"), strict=True):
-                    count = (step + length) // m.interval - step // m.interval
-                    for (comp, _), buf in zip(regions, bufs, strict=True):
-                        snaps[m.name][comp].append(np.asarray(buf[:count]))
-                outputs.append(ys)
-                step += length
-                bar.update(length)
-                if timed_steps:
-                    rate = s.grid.num_cells * timed_steps / timed_s
-                    bar.set_postfix_str(f"{rate / 1e6:.0f} Mcells/s")
+            with stop:
+                for length in lengths:
+                    t0 = time.perf_counter()
+                    new = length not in self._compiled
+                    state, ys, finite = self.advance(state, step, length)
+                    finite = bool(finite)
+                    if new:  # the first call of a length includes its compilation
+                        compile_s += time.perf_counter() - t0
+                    else:
+                        timed_s += time.perf_counter() - t0
+                        timed_steps += length
+                    if not finite:
+                        _raise_instability(state, step, length)
+                    ys = jax.device_get(ys)
+                    for k, ((m, _), bufs) in enumerate(zip(s.snapshots, ys["snap"], strict=True)):
+                        count = (step + length) // m.interval - step // m.interval
+                        for j, buf in enumerate(bufs):
+                            pieces[("snap", k, j)].append(np.asarray(buf[:count]))
+                    for key in pieces:
+                        if key[0] != "snap":
+                            pieces[key].append(np.asarray(ys[key[0]][key[1]][key[2]]
+                                                          if key[0] == "probe"
+                                                          else ys[key[0]][key[1]]))
+                    step += length
+                    bar.update(length)
+                    if timed_steps:
+                        rate = s.grid.num_cells * timed_steps / timed_s
+                        bar.set_postfix_str(f"{rate / 1e6:.0f} Mcells/s")
+                    done = step == s.steps
+                    due = checkpoint_every and step % checkpoint_every == 0 and not done
+                    if due or (stop.requested and not done):
+                        record = _from_leaves(record, pieces)
+                        save_checkpoint(self, ckpt, step, state, record)
+                    if stop.requested and not done:
+                        partial = Results(scenario=self.sim,
+                                          monitors=self._collect(state, record, step),
+                                          metadata={**self._metadata(step, 0.0, 0.0, 0.0),
+                                                    "interrupted_at_step": step})
+                        raise RunInterrupted(
+                            f"run stopped by {stop.requested} at step {step} of {s.steps}; "
+                            f"checkpoint written to '{ckpt}'. Resume with "
+                            f"`emjax run --resume {ckpt}` or run(resume='{ckpt}')",
+                            results=partial, checkpoint=ckpt, step=step)
         finally:
             bar.close()
         wall = time.perf_counter() - t_start
         # With a single chunk every step was timed together with compilation.
         rate = (s.grid.num_cells * timed_steps / timed_s if timed_steps
                 else s.grid.num_cells * s.steps / max(wall, 1e-12))
-        monitors = self._collect(state, outputs, snaps)
-        meta = {
-            "solver": "FDTD3D", "dt": s.dt, "steps": s.steps, "cells": list(s.grid.cells),
+        record = _from_leaves(record, pieces)
+        monitors = self._collect(state, record, s.steps)
+        return Results(scenario=self.sim, monitors=monitors,
+                       metadata=self._metadata(s.steps, wall, compile_s, rate))
+
+    def _metadata(self, steps: int, wall: float, compile_s: float, rate: float) -> dict:
+        s = self.setup
+        return {
+            "solver": "FDTD3D", "dt": s.dt, "steps": steps, "cells": list(s.grid.cells),
             "shape": list(s.grid.shape), "spacing": list(s.grid.spacing),
             "lower": list(s.grid.lower), "dtype": str(s.dtype), "storage": self.sim.storage,
             "cpml_strategy": self.sim.cpml_strategy, "wall_time_s": wall,
             "compile_time_s": compile_s, "cells_per_s": rate,
             **environment(),
         }
-        return Results(scenario=self.sim, monitors=monitors, metadata=meta)
 
-    def _collect(self, state, outputs, snaps) -> dict:
+    def _collect(self, state, record, steps: int) -> dict:
+        """MonitorData of every monitor after ``steps`` steps."""
         from ..results import MonitorData
 
         s = self.setup
         out = {}
-        n = np.arange(s.steps, dtype=np.float64)
+        n = np.arange(steps, dtype=np.float64)
         t_E, t_H = (n + 1) * s.dt, (n + 0.5) * s.dt
         for k, (m, comps) in enumerate(s.probes):
-            data = {c: np.concatenate([o["probe"][k][j] for o in outputs])
-                    for j, (c, _, _) in enumerate(comps)}
+            data = {c: record["probe"][k][j] for j, (c, _, _) in enumerate(comps)}
             out[m.name] = MonitorData(
                 name=m.name, kind="Probe", data=data,
                 coords={"t_E": t_E, "t_H": t_H, "points": np.array(m.positions)},
@@ -188,22 +243,86 @@ class FDTDSolver:
                 data[comp] = np.asarray(acc[comp])
                 coords.update(_region_coords(s.grid, comp, sl))
             out[m.name] = MonitorData(name=m.name, kind="DFTMonitor", data=data, coords=coords)
-        for m, regions in s.snapshots:
+        for k, (m, regions) in enumerate(s.snapshots):
             data, coords = {}, {}
-            take = np.nonzero((np.arange(s.steps) + 1) % m.interval == 0)[0]
-            for comp, sl in regions:
-                data[comp] = np.concatenate(snaps[m.name][comp])
+            take = np.nonzero((np.arange(steps) + 1) % m.interval == 0)[0]
+            for j, (comp, sl) in enumerate(regions):
+                data[comp] = record["snap"][k][j]
                 coords.update(_region_coords(s.grid, comp, sl))
             # E frames are at (n+1) dt, H frames half a step earlier.
             coords["t"] = (take + 1.0) * s.dt
             out[m.name] = MonitorData(name=m.name, kind="FieldSnapshot", data=data, coords=coords)
         for k, m in enumerate(s.energy):
-            e = np.concatenate([o["energy"][k] for o in outputs])
-            take = np.nonzero((np.arange(s.steps) + 1) % m.interval == 0)[0]
+            take = np.nonzero((np.arange(steps) + 1) % m.interval == 0)[0]
             # Energy pairs E^n with H^(n-1/2).H^(n+1/2): the leapfrog's invariant at n dt.
             out[m.name] = MonitorData(name=m.name, kind="EnergyMonitor",
-                                      data={"energy": e[take]}, coords={"t": n[take] * s.dt})
+                                      data={"energy": record["energy"][k][take]},
+                                      coords={"t": n[take] * s.dt})
         return out
+
+
+def _leaves(record: dict) -> dict:
+    """Flat view of a record: ("probe", k, j), ("energy", k, 0), ("snap", k, j) -> array."""
+    out = {}
+    for k, comps in enumerate(record["probe"]):
+        for j, a in enumerate(comps):
+            out[("probe", k, j)] = a
+    for k, a in enumerate(record["energy"]):
+        out[("energy", k, 0)] = a
+    for k, comps in enumerate(record["snap"]):
+        for j, a in enumerate(comps):
+            out[("snap", k, j)] = a
+    return out
+
+
+def _from_leaves(template: dict, pieces: dict) -> dict:
+    """A record whose arrays are the concatenated pieces (and the pieces collapsed)."""
+    out = {"probe": [list(c) for c in template["probe"]], "energy": list(template["energy"]),
+           "snap": [list(c) for c in template["snap"]]}
+    for key, parts in pieces.items():
+        arr = np.concatenate(parts) if len(parts) > 1 else parts[0]
+        parts[:] = [arr]
+        kind, k, j = key
+        if kind == "energy":
+            out["energy"][k] = arr
+        else:
+            out[kind][k][j] = arr
+    return out
+
+
+def _chunk_plan(start: int, steps: int, chunk: int, every: int | None) -> list[int]:
+    """Chunk lengths from ``start`` to ``steps`` that end on every checkpoint step."""
+    ends = sorted({*(range(every, steps, every) if every else ()), steps})
+    out, at = [], start
+    for end in ends:
+        if end <= at:
+            continue
+        out += _chunk_lengths(end - at, chunk)
+        at = end
+    return out
+
+
+class _StopFlag:
+    """Turns SIGINT and SIGTERM into a request to stop at the next chunk end."""
+
+    def __init__(self):
+        self.requested: str | None = None
+        self._old: dict = {}
+
+    def _handler(self, signum, frame):
+        del frame
+        self.requested = signal.Signals(signum).name
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self._old[sig] = signal.signal(sig, self._handler)
+        return self
+
+    def __exit__(self, *exc):
+        for sig, old in self._old.items():
+            signal.signal(sig, old)
+        return False
 
 
 def _chunk(state, consts, xs, step0, *, setup: FDTDSetup, length: int):
@@ -336,6 +455,9 @@ def environment() -> dict:
     }
 
 
-def run(sim, *, progress: bool = True, chunk: int | None = None):
-    """Run an FDTD3D scenario; returns :class:`emjax.results.Results`."""
-    return FDTDSolver(sim, chunk=chunk).run(progress=progress)
+def run(sim, *, progress: bool = True, chunk: int | None = None, **kwargs):
+    """Run an FDTD3D scenario; returns :class:`emjax.results.Results`.
+
+    ``kwargs`` go to :meth:`FDTDSolver.run` (checkpoint_every, checkpoint_path, resume).
+    """
+    return FDTDSolver(sim, chunk=chunk).run(progress=progress, **kwargs)

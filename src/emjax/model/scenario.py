@@ -234,6 +234,12 @@ class FDTD3D(_Scenario):
 
         return run(self, **kwargs)
 
+    def estimate(self) -> dict[str, int]:
+        """Device bytes the run needs, by item and in ``total``; allocates nothing."""
+        from ..fdtd.memory import estimate
+
+        return estimate(self)
+
 
 def _placement_problems(sim: FDTD3D) -> list[str]:
     """Cross-object rules: PML size, sources and monitors inside the domain and out of PML."""
