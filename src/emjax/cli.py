@@ -83,6 +83,8 @@ def resolve_scenario(spec: str | None):
 
 def with_steps(sim, steps: int):
     """A re-validated copy of ``sim`` that runs exactly ``steps`` time steps."""
+    if "steps" not in type(sim).model_fields:
+        raise SetupError(f"--steps: a {sim.type} scenario has no time steps; leave it out")
     copy = sim.model_copy(update={"steps": steps, "duration": None})
     return type(sim).model_validate(copy.model_dump())
 
@@ -146,10 +148,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         sim = with_steps(sim, args.steps)
     output = Path(args.output) if args.output else Path("out") / f"{name}.h5"
     figures = Path(args.figures) if args.figures else output.parent
-    print(
-        f"emjax run: '{name}': {'x'.join(map(str, sim.domain.cells))} cells, "
-        f"{sim.num_steps} steps of dt = {sim.dt:.4g} s"
-    )
+    print(f"emjax run: '{name}': {sim.summary()}")
     from .fdtd.memory import available_bytes, format_estimate  # JAX is imported here
 
     if args.dry_run:
@@ -160,13 +159,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"{where}: {free / 2**20:.1f} MiB free: {'fits' if fits else 'does NOT fit'}")
         return 0 if fits else 1
     from .errors import RunInterrupted
-    from .fdtd.solver import run
 
     checkpoint = Path(args.checkpoint) if args.checkpoint else output.with_suffix(".ckpt.h5")
     output.parent.mkdir(parents=True, exist_ok=True)
     try:
-        res = run(sim, progress=not args.no_progress, checkpoint_every=args.checkpoint_every,
-                  checkpoint_path=checkpoint, resume=args.resume)
+        res = sim.run(progress=not args.no_progress, checkpoint_every=args.checkpoint_every,
+                      checkpoint_path=checkpoint, resume=args.resume)
     except RunInterrupted as e:
         partial = output.with_name(output.stem + ".partial.h5")
         e.results.save(partial)
@@ -178,7 +176,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"figure:  {path}")
     from .io.xdmf import write_xdmf
 
-    for m in sim.monitors:
+    for m in getattr(sim, "monitors", ()):
         if m.type in ("FieldSnapshot", "DFTMonitor"):
             path = write_xdmf(res[m.name], output.parent / f"{output.stem}_{m.name}.xdmf")
             print(f"ParaView: {path}")
@@ -205,7 +203,7 @@ def write_figures(sim, res, directory: Path, *, stem: str) -> list[Path]:
         return []
     directory.mkdir(parents=True, exist_ok=True)
     paths = []
-    for m in sim.monitors:
+    for m in getattr(sim, "monitors", ()):
         md = res[m.name]
         path = directory / f"{stem}_{m.name}.png"
         if m.type == "Probe":

@@ -7,27 +7,20 @@ once here and handed down to the solvers.
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
-from pydantic import Field, TypeAdapter, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from ..constants import c0
-from ..errors import SetupError
 from .base import EmModel, Vec3
 from .boundaries import CPML, PMC, BoundarySpec, face_boundaries
 from .geometry import Geometry, Voxels
 from .media import PEC, AnyMedium, Medium
 from .monitors import DFTMonitor, FieldSnapshot, Monitor, Probe
 from .sources import Source
-
-try:  # Python 3.11+
-    import tomllib
-except ModuleNotFoundError:  # pragma: no cover
-    import tomli as tomllib
 
 
 class Domain(EmModel):
@@ -228,6 +221,11 @@ class FDTD3D(_Scenario):
             tuple(b.thickness if isinstance(b, CPML) else 0 for b in pair) for pair in self.faces
         )
 
+    def summary(self) -> str:
+        """One line for logs: grid, steps and time step."""
+        return (f"{'x'.join(map(str, self.domain.cells))} cells, "
+                f"{self.num_steps} steps of dt = {self.dt:.4g} s")
+
     def run(self, **kwargs) -> Any:
         """Run on whatever device JAX has; see :func:`emjax.fdtd.solver.run`."""
         from ..fdtd.solver import run
@@ -297,52 +295,4 @@ def _placement_problems(sim: FDTD3D) -> list[str]:
     return out
 
 
-Scenario = Annotated[FDTD3D, Field(discriminator="type")]
-_SCENARIO = TypeAdapter(Scenario)
-
-
-def load_scenario(source: str | Path | dict) -> FDTD3D:
-    """Load a scenario from a TOML or JSON file, a TOML/JSON string or a dict.
-
-    A ``str`` is scenario text when it holds a newline or starts with ``{`` (one-line
-    JSON), and a file path otherwise; a ``Path`` is always a file path.
-    """
-    if isinstance(source, dict):
-        data = source
-    else:
-        text: str
-        is_text = isinstance(source, str) and ("\n" in source or source.lstrip().startswith("{"))
-        p = None if is_text else Path(source)
-        if p is not None and _is_file(p):
-            text = p.read_text()
-            suffix = p.suffix
-        elif p is not None and (not isinstance(source, str) or p.suffix in (".toml", ".json")):
-            raise SetupError(
-                f"scenario file '{p}' does not exist; give the path of a .toml or .json file"
-            )
-        else:
-            text, suffix = str(source), ""
-        if suffix == ".json" or (not suffix and text.lstrip().startswith("{")):
-            try:
-                data = json.loads(text)
-            except json.JSONDecodeError as e:
-                raise SetupError(f"scenario is not valid JSON: {e}; fix the text there") from e
-        else:
-            try:
-                data = tomllib.loads(text)
-            except tomllib.TOMLDecodeError as e:
-                raise SetupError(f"scenario is not valid TOML: {e}; fix the text there") from e
-    if isinstance(data, dict) and "type" not in data:
-        data = {"type": "FDTD3D", **data}
-    return _SCENARIO.validate_python(data)
-
-
-def _is_file(p: Path) -> bool:
-    """``p.is_file()``, False for a string too long or odd to be a path."""
-    try:
-        return p.is_file()
-    except (OSError, ValueError):
-        return False
-
-
-__all__ = ["FDTD3D", "PEC", "Domain", "Structure", "load_scenario"]
+__all__ = ["FDTD3D", "PEC", "Domain", "Structure"]

@@ -23,9 +23,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .analysis.modes import match_modes, matrix_pencil
-from .constants import c0
-from .model import (
+from ..analysis.modes import match_modes, matrix_pencil
+from ..constants import c0
+from ..model import (
     CPML,
     FDTD3D,
     PEC,
@@ -214,8 +214,3 @@ CASES: dict[str, Callable[[], list[dict]]] = {
 }
 
 
-def run_case(name: str) -> list[dict]:
-    """Records of one case, or of every case for ``"all"``."""
-    if name == "all":
-        return [r for fn in CASES.values() for r in fn()]
-    return CASES[name]()

@@ -18,10 +18,9 @@ import time
 from collections.abc import Callable
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
-from .model import (
+from ..model import (
     CPML,
     FDTD3D,
     PEC,
@@ -34,26 +33,7 @@ from .model import (
     Sphere,
     Structure,
 )
-
-
-def _device() -> str:
-    d = jax.devices()[0]
-    return f"{d.platform}:{getattr(d, 'device_kind', '')}"
-
-
-def copy_bandwidth(nbytes: int = 2 << 30, repeats: int = 10) -> float:
-    """Device-to-device copy bandwidth in B/s, counting bytes read plus written."""
-    n = nbytes // 4
-    x = jax.random.normal(jax.random.PRNGKey(0), (n,), jnp.float32)
-    # Donated, so the output reuses the input buffer: a pure read-and-write stream.
-    f = jax.jit(lambda a: a * 1.0000001, donate_argnums=0)
-    x = f(x).block_until_ready()
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        x = f(x).block_until_ready()
-        times.append(time.perf_counter() - t)
-    return 2 * n * 4 / statistics.median(times)
+from .common import copy_bandwidth, device_name, on_gpu
 
 
 def cube_scenario(n: int, *, thickness: int = 10, strategy: str = "combined",
@@ -105,18 +85,14 @@ def time_scenario(sim: FDTD3D, steps: int, repeats: int = 3) -> dict:
             "bytes_per_cell": 72 + idx_bytes + cas}
 
 
-def _on_gpu() -> bool:
-    return jax.default_backend() not in ("cpu",)
-
-
 def seed001_cube(sizes=None, steps: int = 100,
                  strategies=("combined", "per_face")) -> list[dict]:
     """Seed 001 Figure 7: speed against cube size with a 10-cell CPML, both strategies.
 
     Default sizes: 64^3 to 512^3 on a GPU, 32^3 to 64^3 on a CPU."""
-    sizes = sizes or ((64, 128, 256, 384, 512) if _on_gpu() else (32, 48, 64))
-    steps = steps if _on_gpu() else 20
-    dev, bw = _device(), copy_bandwidth(nbytes=(2 << 30) if _on_gpu() else (256 << 20))
+    sizes = sizes or ((64, 128, 256, 384, 512) if on_gpu() else (32, 48, 64))
+    steps = steps if on_gpu() else 20
+    dev, bw = device_name(), copy_bandwidth(nbytes=(2 << 30) if on_gpu() else (256 << 20))
     recs = [{"case": "seed001-cube", "size": 0, "metric": "copy bandwidth",
              "value": bw / 1e9, "unit": "GB/s", "device": dev}]
     for n in sizes:
@@ -139,9 +115,9 @@ def seed001_cube(sizes=None, steps: int = 100,
 def roofline(n: int | None = None, steps: int = 100) -> list[dict]:
     """Bare step (PEC walls, no monitors) and CIS against CAS with a dielectric sphere,
     at 512^3 on a GPU (64^3 on a CPU)."""
-    n = n or (512 if _on_gpu() else 64)
-    steps = steps if _on_gpu() else 20
-    dev, bw = _device(), copy_bandwidth(nbytes=(2 << 30) if _on_gpu() else (256 << 20))
+    n = n or (512 if on_gpu() else 64)
+    steps = steps if on_gpu() else 20
+    dev, bw = device_name(), copy_bandwidth(nbytes=(2 << 30) if on_gpu() else (256 << 20))
     recs = []
     variants = {
         "bare (PEC, no monitors)": cube_scenario(n, thickness=0, monitors=False, steps=steps),
@@ -179,7 +155,7 @@ def cpu_gpu_agreement(n: int = 48, steps: int = 500) -> list[dict]:
     a, b = out["cpu"], out[jax.default_backend()]
     rel = float(np.linalg.norm(a - b) / np.linalg.norm(a))
     return [{"case": "cpu-gpu", "size": n, "metric": f"relative L2 after {steps} steps",
-             "value": rel, "unit": "", "device": _device()}]
+             "value": rel, "unit": "", "device": device_name()}]
 
 
 CASES: dict[str, Callable[[], list[dict]]] = {
@@ -189,7 +165,3 @@ CASES: dict[str, Callable[[], list[dict]]] = {
 }
 
 
-def run_case(name: str) -> list[dict]:
-    if name == "all":
-        return [r for fn in CASES.values() for r in fn()]
-    return CASES[name]()

@@ -1,0 +1,45 @@
+"""Benchmarks: throughput of each solver against the device's copy bandwidth.
+
+Every case returns records ``{"case", "size", "metric", "value", "unit", "device"}``;
+``emjax bench NAME`` prints them and ``make bench`` saves them.
+Each solver keeps its cases in its own submodule, listed in ``_MODULES``, whose
+``CASES`` dict maps case names to functions; the cases themselves are described in
+each submodule's docstring.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+
+_MODULES = ("fdtd3d",)
+"""Submodules holding ``CASES``; a solver's cases are registered by naming its module."""
+
+
+def _collect() -> dict[str, Callable[[], list[dict]]]:
+    cases: dict[str, Callable[[], list[dict]]] = {}
+    for name in _MODULES:
+        mod = importlib.import_module(f"{__name__}.{name}")
+        clash = set(cases) & set(mod.CASES)
+        if clash:
+            raise RuntimeError(f"benchmark cases defined twice: {sorted(clash)}")
+        cases.update(mod.CASES)
+    return cases
+
+
+CASES = _collect()
+
+
+def run_case(name: str) -> list[dict]:
+    """Records of one case, or of every case for ``"all"``."""
+    if name == "all":
+        return [r for fn in CASES.values() for r in fn()]
+    return CASES[name]()
+
+
+__all__ = ["CASES", "run_case"]
+
+from .common import copy_bandwidth  # noqa: E402  (benchmarks/ use these)
+from .fdtd3d import cube_scenario, time_scenario  # noqa: E402
+
+__all__ += ["copy_bandwidth", "cube_scenario", "time_scenario"]
