@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Literal
 
+import numpy as np
 from pydantic import Field
 
 from .base import Axis, EmModel, Vec3
@@ -39,6 +41,46 @@ class EdgeSource(EmModel):
     amplitude: float = Field(1.0, description="Peak current in A or voltage in V.")
     resistance: float = Field(50.0, gt=0, description="Series resistance in ohm (voltage only).")
     waveform: Waveform
+
+
+class PlaneWave(EmModel):
+    """A uniform plane wave: E = amplitude * e_hat * waveform(t - k_hat.r / c).
+
+    The propagation direction ``k_hat`` has polar angle ``theta`` from +z and azimuth
+    ``phi`` from +x (degrees). ``polarization`` is the angle of E from the unit vector
+    theta_hat towards phi_hat (degrees), so theta = phi = polarization = 0 is an
+    x-polarised wave travelling along +z, and polarization = 90 there gives y.
+    FDTD injects it through a total-field/scattered-field surface; FDFD uses it as the
+    incident field at the scenario's frequency (``waveform`` may then be left out).
+    """
+
+    type: Literal["PlaneWave"] = "PlaneWave"
+    theta: float = Field(0.0, ge=0, le=180, description="Polar angle of k from +z, degrees.")
+    phi: float = Field(0.0, ge=-360, le=360, description="Azimuth of k from +x, degrees.")
+    polarization: float = Field(
+        0.0, ge=-360, le=360, description="Angle of E from theta_hat towards phi_hat, degrees."
+    )
+    amplitude: float = Field(1.0, description="Peak electric field in V/m.")
+    waveform: Waveform | None = Field(None, description="Time signal (needed by FDTD).")
+
+    @property
+    def k_hat(self) -> np.ndarray:
+        """Unit propagation vector."""
+        t, p = math.radians(self.theta), math.radians(self.phi)
+        return np.array([math.sin(t) * math.cos(p), math.sin(t) * math.sin(p), math.cos(t)])
+
+    @property
+    def e_hat(self) -> np.ndarray:
+        """Unit electric-field vector, perpendicular to ``k_hat``."""
+        t, p, a = (math.radians(v) for v in (self.theta, self.phi, self.polarization))
+        theta_hat = np.array([math.cos(t) * math.cos(p), math.cos(t) * math.sin(p), -math.sin(t)])
+        phi_hat = np.array([-math.sin(p), math.cos(p), 0.0])
+        return math.cos(a) * theta_hat + math.sin(a) * phi_hat
+
+    @property
+    def h_hat(self) -> np.ndarray:
+        """Unit magnetic-field vector, ``k_hat x e_hat``."""
+        return np.cross(self.k_hat, self.e_hat)
 
 
 Source = Annotated[PointDipole | EdgeSource, Field(discriminator="type")]
