@@ -2,7 +2,9 @@
 
 Each ``<name>.toml`` here is an ordinary scenario file (see :func:`emjax.load_scenario`)
 whose first lines carry a comment ``# description: ...``, which :func:`describe`
-returns. ``emjax run NAME`` and ``emjax list`` use these functions.
+returns. Scenarios too large or too structured for a hand-written file (a phantom of
+many layers) are built by a Python function instead, listed in ``_BUILDERS``.
+``emjax run NAME`` and ``emjax list`` use these functions.
 """
 
 from __future__ import annotations
@@ -16,13 +18,20 @@ DEFAULT = "dipole-cube"
 
 _DESCRIPTION_TAG = "# description:"
 
+_BUILDERS = {
+    "mri-coil": ("mri", "mri_coil",
+                 "seed 001: synthetic body phantom in an 8-port head coil at 128 MHz, "
+                 "312x328x325 cells"),
+}
+"""name -> (module in this package, function building the scenario, description)."""
+
 
 def builtin_names() -> list[str]:
     """Names of the built-in scenarios, sorted, the default first."""
     names = sorted(
-        p.name[: -len(".toml")]
-        for p in resources.files(__name__).iterdir()
-        if p.name.endswith(".toml")
+        [p.name[: -len(".toml")]
+         for p in resources.files(__name__).iterdir()
+         if p.name.endswith(".toml")] + list(_BUILDERS)
     )
     if DEFAULT in names:
         names.remove(DEFAULT)
@@ -42,6 +51,8 @@ def _text(name: str) -> str:
 
 def describe(name: str) -> str:
     """The one-line description from the ``# description:`` comment of a built-in."""
+    if name in _BUILDERS:
+        return _BUILDERS[name][2]
     for line in _text(name).splitlines():
         if line.startswith(_DESCRIPTION_TAG):
             return line[len(_DESCRIPTION_TAG):].strip()
@@ -49,9 +60,14 @@ def describe(name: str) -> str:
 
 
 def load_builtin(name: str):
-    """The built-in scenario ``name``, validated (an :class:`emjax.FDTD3D`)."""
+    """The built-in scenario ``name``, validated."""
     from ..model import load_scenario
 
+    if name in _BUILDERS:
+        import importlib
+
+        module, function, _ = _BUILDERS[name]
+        return getattr(importlib.import_module(f"{__name__}.{module}"), function)()
     return load_scenario(_text(name))
 
 
