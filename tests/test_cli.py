@@ -59,9 +59,10 @@ def test_builtin_names_default_first():
 @pytest.mark.parametrize("name", builtin_names())
 def test_load_builtin(name):
     sim = load_builtin(name)
-    assert isinstance(sim, emjax.FDTD3D)
+    assert isinstance(sim, (emjax.FDTD3D, emjax.FDTD2D, emjax.DGATD, emjax.FDFD3D))
     assert sim.name == name
-    assert sim.num_steps > 0
+    if hasattr(sim, "num_steps"):  # time-domain kinds; FDFD solves one frequency
+        assert sim.num_steps > 0
     assert describe(name), f"{name}.toml lacks a '# description:' line"
     # The file round-trips through the model's own TOML writer.
     assert emjax.load_scenario(sim.to_toml()) == sim

@@ -20,10 +20,13 @@ _LAZY = {
     **dict.fromkeys(
         ("CPML", "FDTD3D", "PEC", "PMC", "Boundaries", "Box", "ContinuousWave", "Cylinder",
          "DFTMonitor", "Domain", "EdgeSource", "Ellipsoid", "EnergyMonitor", "FieldSnapshot",
-         "GaussianPulse", "Medium", "PointDipole", "Probe", "RickerWavelet", "Sphere",
-         "Structure", "Voxels", "load_scenario", "vacuum"),
+         "GaussianPulse", "Medium", "NearToFar", "PlaneWave", "PointDipole", "Probe",
+         "RickerWavelet", "Sphere", "Structure", "Voxels", "load_scenario", "vacuum"),
         "model",
     ),
+    **dict.fromkeys(("DGATD", "BoxMesh", "CylinderMesh", "MeshEdgeSource", "MeshFile", "MeshSnapshot", "Region", "SphereMesh"), "model"),  # noqa: E501
+    **dict.fromkeys(("FDTD2D", "Boundaries2D", "Circle", "Domain2D", "LineSource", "Polygon", "Rectangle", "SplitPML", "Structure2D"), "model"),  # noqa: E501
+    **dict.fromkeys(("FDFD3D", "PML", "FDFDSolver"), "model"),
     **dict.fromkeys(("Results", "MonitorData"), "results"),
 }
 

@@ -146,13 +146,24 @@ def cmd_run(args: argparse.Namespace) -> int:
         sim, name = resolve_scenario(args.scenario)
     if args.steps is not None:
         sim = with_steps(sim, args.steps)
+    from .parallel import run_options  # --devices, --distributed (before JAX starts)
+
+    opts = run_options(sim, args.devices, args.distributed, args.shard_axis)
     output = Path(args.output) if args.output else Path("out") / f"{name}.h5"
     figures = Path(args.figures) if args.figures else output.parent
     print(f"emjax run: '{name}': {sim.summary()}")
     from .fdtd.memory import available_bytes, format_estimate  # JAX is imported here
 
+    if opts:  # a sharded run: what each device holds
+        from .fdtd.memory import estimate_per_device
+        from .parallel import select_devices
+
+        n = len(select_devices(opts["devices"]))
+        per = estimate_per_device(sim, n, args.shard_axis)
+        print(f"sharded along {args.shard_axis} over {n} devices; memory per device:\n"
+              f"{format_estimate(per)}")
     if args.dry_run:
-        need = sim.estimate()
+        need = sim.estimate() if not opts else per
         free, where = available_bytes()
         print(f"device memory needed:\n{format_estimate(need)}")
         fits = need["total"] <= free
@@ -164,12 +175,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     output.parent.mkdir(parents=True, exist_ok=True)
     try:
         res = sim.run(progress=not args.no_progress, checkpoint_every=args.checkpoint_every,
-                      checkpoint_path=checkpoint, resume=args.resume)
+                      checkpoint_path=checkpoint, resume=args.resume, **opts)
     except RunInterrupted as e:
         partial = output.with_name(output.stem + ".partial.h5")
         e.results.save(partial)
         print(f"{e}\npartial results (steps 0..{e.step}): {partial}", file=sys.stderr)
         return 130
+    from .parallel import is_main_process
+
+    if opts and not is_main_process():  # several processes: process 0 writes
+        return 0
     res.save(output)
     print(f"results: {output}")
     for path in write_figures(sim, res, figures, stem=output.stem):
@@ -424,6 +439,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="checkpoint file (default: beside the output, <stem>.ckpt.h5)")
     r.add_argument("--resume", metavar="FILE",
                    help="continue the run saved in this checkpoint (its scenario is used)")
+    r.add_argument("--devices", type=_positive_int, metavar="N",
+                   help="shard the grid over the first N devices (FDTD3D)")
+    r.add_argument("--shard-axis", choices=("x", "y", "z"), default="x",
+                   help="grid axis split between devices (default x)")
+    r.add_argument("--distributed", action="store_true",
+                   help="join a multi-process job (SLURM, mpirun or EMJAX_COORDINATOR/"
+                        "EMJAX_NUM_PROCESSES/EMJAX_PROCESS_ID) and shard over all its devices")
     r.set_defaults(func=cmd_run)
 
     v = sub.add_parser("validate", help="run validation cases against references")

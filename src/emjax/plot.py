@@ -136,6 +136,92 @@ def plot_energy(md: MonitorData, path: str | Path | None = None) -> Figure:
     return _finish(fig, path)
 
 
+def plot_rcs(
+    md: MonitorData,
+    phi=(0.0, 90.0),
+    frequency: float | None = None,
+    path: str | Path | None = None,
+    *,
+    polar: bool = False,
+    reference: dict | None = None,
+    step: float = 1.0,
+) -> Figure:
+    """Bistatic RCS in dBsm of a NearToFar monitor against theta (0-180 deg), one line
+    per azimuth in ``phi`` (deg); Cartesian by default, polar with ``polar=True``.
+
+    ``reference``: optional {label: (theta_deg, dBsm)} curves drawn dashed (e.g. Mie).
+    """
+    theta = np.arange(0.0, 180.0 + step / 2, step)
+    f = float(md.coords["f"][md._frequency_index(frequency)])
+    fig = _figure((6.5, 6.0) if polar else (7.0, 4.5))
+    ax = fig.add_subplot(projection="polar") if polar else fig.subplots()
+    curves = []
+    for p in np.atleast_1d(phi):
+        curves.append((f"FDTD, phi = {p:g} deg", theta,
+                       md.rcs_dbsm(theta, float(p), f, degrees=True), "-"))
+    for label, (th_ref, db_ref) in (reference or {}).items():
+        curves.append((label, np.asarray(th_ref), np.asarray(db_ref), "--"))
+    lo = min(float(np.min(c[2])) for c in curves)
+    hi = max(float(np.max(c[2])) for c in curves)
+    for label, th, db, style in curves:
+        x = np.radians(th) if polar else th
+        ax.plot(x, db, style, lw=1.2, label=label)
+    if polar:
+        ax.set_thetamin(0)
+        ax.set_thetamax(180)
+        ax.set_rlim(max(lo, hi - 50), hi + 3)
+    else:
+        ax.set_xlim(0, 180)
+        ax.set_ylim(max(lo, hi - 50) - 2, hi + 3)
+        ax.set_xlabel("theta (deg)")
+        ax.set_ylabel("RCS (dBsm)")
+        ax.grid(True, alpha=0.3)
+    fs, fl = _scale(np.array([f]), "Hz")
+    ax.set_title(f"NearToFar '{md.name}': bistatic RCS at {f * fs:.4g} {fl}")
+    ax.legend(fontsize=8)
+    return _finish(fig, path)
+
+
+def plot_magnitude(
+    md: MonitorData,
+    components=("Hx", "Hy", "Hz"),
+    index: int = 0,
+    axis: str = "z",
+    position: float | None = None,
+    path: str | Path | None = None,
+) -> Figure:
+    """``sqrt(sum |component|^2)`` of frame ``index`` on a plane normal to ``axis`` (e.g.
+    |H| of a DFTMonitor), in dB re its maximum. Components are taken at the sample
+    positions of the first one (Yee staggering is ignored: half a cell)."""
+    if axis not in ("x", "y", "z"):
+        raise ValueError(f"axis {axis!r} must be 'x', 'y' or 'z'")
+    k = "xyz".index(axis)
+    coords = md.axes(components[0])
+    c = coords[k]
+    j = len(c) // 2 if position is None else int(np.argmin(np.abs(c - position)))
+    imgs = []
+    for comp in components:
+        a = np.abs(md.array(comp)[index])
+        imgs.append(np.take(a, min(j, a.shape[k] - 1), axis=k))
+    n0 = min(im.shape[0] for im in imgs)
+    n1 = min(im.shape[1] for im in imgs)
+    total = sum(im[:n0, :n1] ** 2 for im in imgs)
+    mag = np.sqrt(total)
+    db = 20 * np.log10(np.maximum(mag / max(mag.max(), 1e-300), 1e-6))
+    (u_ax, u), (v_ax, v) = [("xyz"[i], coords[i]) for i in range(3) if i != k]
+    u, v = u[: db.shape[0]], v[: db.shape[1]]
+    fig = _figure((7.5, 4.5))
+    ax = fig.subplots()
+    im = ax.imshow(db.T, origin="lower", extent=(*_span(u, v), *_span(v, u)), aspect="equal",
+                   interpolation="nearest", cmap="inferno", vmin=-40, vmax=0)
+    ax.set_xlabel(f"{u_ax} (m)")
+    ax.set_ylabel(f"{v_ax} (m)")
+    name = "|" + ",".join(components) + "|"
+    ax.set_title(f"{md.kind} '{md.name}': {name}, {axis} = {c[j]:.4g} m")
+    fig.colorbar(im, ax=ax, label="dB re max")
+    return _finish(fig, path)
+
+
 # ------------------------------------------------------------- helpers
 def _figure(size: tuple[float, float]) -> Figure:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -176,4 +262,4 @@ def _unit(component: str) -> str:
     return {"E": "V/m", "H": "A/m"}.get(component[:1], "")
 
 
-__all__ = ["plot_energy", "plot_probe", "plot_slice"]
+__all__ = ["plot_energy", "plot_magnitude", "plot_probe", "plot_rcs", "plot_slice"]

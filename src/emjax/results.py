@@ -16,6 +16,12 @@ Arrays in ``MonitorData``, by ``kind`` (components are "Ex".."Hz"):
 * ``DFTMonitor``: ``data[comp]`` complex, shape (nf, n1, n2, n3), field units times s;
   ``coords["f"]`` (nf,) Hz and the per-component axes as above.
 * ``EnergyMonitor``: ``data["energy"]`` (nt,) J; ``coords["t"]`` (nt,) s.
+* ``NearToFar``: ``data["E"]``, ``data["H"]`` complex (nf, P, 3), the tangential field
+  spectra (V/m*s, A/m*s) at P points of the closed Huygens box, ``coords["points"]``
+  (P, 3) m, ``coords["normals"]`` (P, 3), ``coords["weights"]`` (P,) m^2,
+  ``coords["f"]`` (nf,) Hz; with a plane wave also ``data["E_inc"]`` (nf,) complex, the
+  incident spectrum (V/m*s) at ``attrs["incident_point"]``. Far fields, RCS, power
+  and directivity come from :meth:`MonitorData.far_field` and its neighbours.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ import numpy as np
 if TYPE_CHECKING:
     from .analysis.spectrum import Peak
 
-KINDS = ("Probe", "FieldSnapshot", "DFTMonitor", "EnergyMonitor")
+KINDS = ("Probe", "FieldSnapshot", "DFTMonitor", "EnergyMonitor", "NearToFar")
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -148,6 +154,88 @@ class MonitorData:
             raise IndexError(f"Probe '{self.name}': point {point} does not exist; it has "
                              f"{a.shape[1]} points (0..{a.shape[1] - 1})")
         return a[:, point]
+
+    # --------------------------------------------------- far fields (NearToFar)
+    def _frequency_index(self, frequency: float | None) -> int:
+        if self.kind != "NearToFar":
+            raise ValueError(f"{self.kind} '{self.name}' is not a NearToFar monitor; far "
+                             "fields need one")
+        f = self.coords["f"]
+        if frequency is None:
+            if f.size != 1:
+                raise ValueError(f"NearToFar '{self.name}' holds {f.size} frequencies "
+                                 f"({', '.join(f'{v:.6g}' for v in f)} Hz); pass frequency=")
+            return 0
+        i = int(np.argmin(np.abs(f - frequency)))
+        if abs(f[i] - frequency) > 1e-6 * f[i]:
+            raise ValueError(f"NearToFar '{self.name}' has no frequency {frequency:.6g} Hz; "
+                             f"it has {', '.join(f'{v:.6g}' for v in f)} Hz")
+        return i
+
+    def far_field(self, theta, phi, frequency: float | None = None, *,
+                  degrees: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """(E_theta, E_phi) times ``r e^{jkr}`` (V*s, spectra) at angles theta, phi
+        (radians, or degrees with ``degrees=True``; broadcastable) and ``frequency``
+        (Hz; may be left out when the monitor holds one)."""
+        from .analysis.nf2ff import far_field
+
+        i = self._frequency_index(frequency)
+        if degrees:
+            theta, phi = np.radians(theta), np.radians(phi)
+        c = self.coords
+        return far_field(c["points"], c["normals"], c["weights"], self.data["E"][i],
+                         self.data["H"][i], float(c["f"][i]), theta, phi,
+                         eps_r=self.attrs.get("eps_r", 1.0), mu_r=self.attrs.get("mu_r", 1.0))
+
+    def rcs(self, theta, phi, frequency: float | None = None, *,
+            degrees: bool = False) -> np.ndarray:
+        """Bistatic radar cross section in m^2 at angles theta, phi (see :meth:`far_field`),
+        normalised by the incident plane wave's spectrum at the same frequency."""
+        from .analysis.nf2ff import rcs
+
+        if "E_inc" not in self.data:
+            raise ValueError(f"NearToFar '{self.name}' has no incident spectrum: RCS needs a "
+                             "PlaneWave source in the scenario")
+        i = self._frequency_index(frequency)
+        Et, Ep = self.far_field(theta, phi, float(self.coords["f"][i]), degrees=degrees)
+        return rcs(Et, Ep, self.data["E_inc"][i])
+
+    def rcs_dbsm(self, theta, phi, frequency: float | None = None, *,
+                 degrees: bool = False) -> np.ndarray:
+        """:meth:`rcs` in dBsm, ``10 log10(sigma / 1 m^2)``."""
+        from .analysis.nf2ff import to_db
+
+        return to_db(self.rcs(theta, phi, frequency, degrees=degrees))
+
+    def radiated_power(self, frequency: float | None = None, n_theta: int = 64,
+                       n_phi: int = 128) -> float:
+        """Power spectral quantity carried to the far zone, ``sum |E|^2 / (2 eta) dOmega``
+        over a Gauss-Legendre sphere (W*s^2 for spectra)."""
+        from .analysis.nf2ff import radiated_power, sphere_quadrature
+
+        th, ph, w = sphere_quadrature(n_theta, n_phi)
+        Et, Ep = self.far_field(th, ph, frequency)
+        return radiated_power(Et, Ep, w, eps_r=self.attrs.get("eps_r", 1.0),
+                              mu_r=self.attrs.get("mu_r", 1.0))
+
+    def surface_power(self, frequency: float | None = None) -> float:
+        """Poynting flux out through the Huygens box, ``0.5 Re sum (E x H*) . n dA``."""
+        from .analysis.nf2ff import surface_power
+
+        i = self._frequency_index(frequency)
+        c = self.coords
+        return surface_power(c["normals"], c["weights"], self.data["E"][i], self.data["H"][i])
+
+    def directivity(self, theta, phi, frequency: float | None = None, *,
+                    degrees: bool = False) -> np.ndarray:
+        """Directivity (linear) at angles theta, phi: ``4 pi U / P_radiated``."""
+        from .analysis.nf2ff import directivity
+
+        i = self._frequency_index(frequency)
+        f = float(self.coords["f"][i])
+        Et, Ep = self.far_field(theta, phi, f, degrees=degrees)
+        return directivity(Et, Ep, self.radiated_power(f), eps_r=self.attrs.get("eps_r", 1.0),
+                           mu_r=self.attrs.get("mu_r", 1.0))
 
     # -------------------------------------------------------- comparison
     def __eq__(self, other: object) -> bool:

@@ -62,7 +62,7 @@ def cube_scenario(n: int, *, thickness: int = 10, strategy: str = "combined",
 
 def time_scenario(sim: FDTD3D, steps: int, repeats: int = 3) -> dict:
     """Median seconds per step of the jitted chunk, and compile seconds."""
-    from .fdtd.solver import FDTDSolver
+    from ..fdtd.solver import FDTDSolver
 
     solver = FDTDSolver(sim, chunk=steps)
     state = solver.init_state()
@@ -142,7 +142,7 @@ def roofline(n: int | None = None, steps: int = 100) -> list[dict]:
 def cpu_gpu_agreement(n: int = 48, steps: int = 500) -> list[dict]:
     """Relative L2 difference of all fields after ``steps`` between this device and the
     CPU (float32, CPML, a dielectric sphere)."""
-    from .fdtd.solver import FDTDSolver
+    from ..fdtd.solver import FDTDSolver
 
     sim = cube_scenario(n, sphere=True, steps=steps, thickness=8)
     out = {}

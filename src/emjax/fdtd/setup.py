@@ -14,6 +14,7 @@ import numpy as np
 
 from ..constants import eps0, mu0
 from ..errors import SetupError
+from ..grid import subpixel
 from ..grid.rasterize import rasterize
 from ..grid.yee import COMPONENTS, YeeGrid
 from ..model import (
@@ -25,9 +26,12 @@ from ..model import (
     EnergyMonitor,
     FieldSnapshot,
     Medium,
+    NearToFar,
+    PlaneWave,
     PointDipole,
     Probe,
 )
+from . import neartofar, tfsf
 from .cpml import build_slabs, slab_coefficients
 from .update3d import Layout
 
@@ -60,6 +64,8 @@ class FDTDSetup:
     dfts: list = field(default_factory=list)
     snapshots: list = field(default_factory=list)
     energy: list = field(default_factory=list)
+    planewaves: list = field(default_factory=list)  # [(PlaneWave, tfsf.TFSF)]
+    n2f: list = field(default_factory=list)  # [(NearToFar, lo, hi, regions)]
 
 
 def _e_coefficients(m, dt: float) -> tuple[float, float, float]:
@@ -112,14 +118,19 @@ def prepare(sim) -> FDTDSetup:
     grid = YeeGrid(cells=dom.cells, spacing=dom.spacing3, lower=dom.lower, extended=extended)
     dtype = np.dtype(sim.dtype)
     dt = sim.dt
+    boxes = _boxes(sim, grid)  # TF/SF and Huygens boxes, checked before any large work
     mat = rasterize(grid, sim.background, sim.structures)
     media = list(mat.media)
     index = {c: v for c, v in mat.index.items()}
+    if getattr(sim, "subpixel", False):
+        media, index = subpixel.average(grid, sim.background, sim.structures, media, index)
 
     # Sources: edges, scales, and lumped resistors as extra media on their edges.
     sources: list[SourceEdge] = []
     dV = grid.cell_volume
     for i, s in enumerate(sim.sources):
+        if isinstance(s, PlaneWave):
+            continue
         comp = AXIS[s.polarization]
         name = "E" + s.polarization
         edge = grid.nearest_index(name, s.position)
@@ -195,6 +206,18 @@ def prepare(sim) -> FDTDSetup:
             (setup.dfts if isinstance(m, DFTMonitor) else setup.snapshots).append((m, regions))
         elif isinstance(m, EnergyMonitor):
             setup.energy.append(m)
+        elif isinstance(m, NearToFar):
+            lo, hi = boxes[("monitor", m.name)]
+            setup.n2f.append((m, lo, hi, neartofar.regions(lo, hi)))
+    for i, s in enumerate(sim.sources):
+        if isinstance(s, PlaneWave):
+            lo, hi = boxes[("source", i)]
+            box = tfsf.build(
+                grid.shape, grid.spacing, grid.lower, lo, hi, s.k_hat, s.e_hat, s.h_hat, dt,
+                s.reference_frequency or _centre_frequency(s.waveform),
+                eps_r=sim.background.eps_r, mu_r=sim.background.mu_r, dtype=dtype)
+            _check_homogeneous(i, box, index, media)
+            setup.planewaves.append((s, box))
     if setup.energy:
         # Half of eps dV (and mu dV) per sample, as tables gathered by the indices.
         half = 0.5 * grid.cell_volume
@@ -205,6 +228,99 @@ def prepare(sim) -> FDTDSetup:
 
         setup.energy_weights = {"E": weights(wE, idxE), "H": weights(wH, idxH)}
     return setup
+
+
+def _centre_frequency(w) -> float:
+    """The frequency (Hz) at which a waveform's spectrum is centred."""
+    for attr in ("f0", "fp", "frequency"):
+        v = getattr(w, attr, None)
+        if v:
+            return float(v)
+    return float(w.fwidth)
+
+
+def _box_from(grid, pml, center, size, margin) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """E-node index corners of a box given in m, or of the interior less ``margin``."""
+    lo, hi = [], []
+    for a in range(3):
+        n, d, low = grid.cells[a], grid.spacing[a], grid.lower[a]
+        if size is None:
+            i0, i1 = pml[a][0] + margin, n - pml[a][1] - margin
+            if center is not None:
+                shift = round((center[a] - (low + 0.5 * (i0 + i1) * d)) / d)
+                i0, i1 = i0 + shift, i1 + shift
+        else:
+            c = (0.5 * (grid.lower[a] * 2 + n * d)) if center is None else center[a]
+            i0 = int(np.floor((c - size[a] / 2 - low) / d + 0.5 + 1e-9))
+            i1 = int(np.floor((c + size[a] / 2 - low) / d + 0.5 + 1e-9))
+        lo.append(i0)
+        hi.append(i1)
+    return tuple(lo), tuple(hi)
+
+
+def _boxes(sim, grid) -> dict:
+    """TF/SF boxes of plane waves and Huygens boxes of NearToFar monitors, as E-node
+    index corners; raises SetupError naming every misplaced box."""
+    pml = sim.pml_cells()
+    out, problems = {}, []
+
+    def check(what, lo, hi):
+        for a, ax in enumerate("xyz"):
+            n = grid.cells[a]
+            first, last = pml[a][0] + 1, n - max(pml[a][1], 1) - 1
+            if not (first <= lo[a] < hi[a] <= last):
+                x = grid.lower[a] + np.array([lo[a], hi[a]]) * grid.spacing[a]
+                problems.append(
+                    f"{what}: box along {ax} spans nodes {lo[a]}..{hi[a]} "
+                    f"([{x[0]:.6g}, {x[1]:.6g}] m); it must lie within nodes {first}..{last}, "
+                    "at least one cell inside the CPML or wall, and be at least one cell "
+                    "thick; shrink the box or enlarge the domain")
+                return False
+        return True
+
+    waves = [(i, s) for i, s in enumerate(sim.sources) if isinstance(s, PlaneWave)]
+    for i, s in waves:
+        if s.waveform is None:
+            problems.append(f"sources[{i}] PlaneWave: FDTD needs a 'waveform'; add one")
+        lo, hi = _box_from(grid, pml, s.box_center, s.box_size, s.box_margin)
+        if check(f"sources[{i}] PlaneWave TF/SF", lo, hi):
+            out[("source", i)] = (lo, hi)
+    for m in sim.monitors:
+        if not isinstance(m, NearToFar):
+            continue
+        lo, hi = _box_from(grid, pml, m.center, m.size, m.margin)
+        what = f"monitor NearToFar '{m.name}'"
+        if not check(what, lo, hi):
+            continue
+        out[("monitor", m.name)] = (lo, hi)
+        for i, _ in waves:
+            if ("source", i) not in out:
+                continue
+            tlo, thi = out[("source", i)]
+            if not all(lo[a] < tlo[a] and hi[a] > thi[a] for a in range(3)):
+                problems.append(
+                    f"{what}: its box (nodes {lo}..{hi}) must enclose the TF/SF box of "
+                    f"sources[{i}] (nodes {tlo}..{thi}) with at least one cell to spare on "
+                    "every side, so that it sees only the scattered field; enlarge it (or "
+                    "lower its margin) or shrink the plane wave's box")
+    if problems:
+        raise SetupError("; ".join(problems))
+    return out
+
+
+def _check_homogeneous(i: int, box, index, media) -> None:
+    """The TF/SF surface must lie in the background medium (index 0)."""
+    for t in box.terms:
+        comp = COMPONENTS[t.comp + (0 if t.field == "E" else 3)]
+        sl = tuple(slice(s, s + n) for s, n in zip(t.start, t.shape, strict=True))
+        bad = index[comp][sl] != 0
+        if bad.any():
+            j = tuple(int(v) + s for v, s in zip(np.argwhere(bad)[0], t.start, strict=True))
+            m = media[int(index[comp][sl][tuple(np.argwhere(bad)[0])])]
+            raise SetupError(
+                f"sources[{i}] PlaneWave: the TF/SF box surface crosses a structure "
+                f"({getattr(m, 'name', None) or m.type}) at {comp} index {j}; the surface must "
+                "lie in the background medium: enlarge the box (box_size) or move it")
 
 
 def waveform_samples(sources: list[SourceEdge], t: np.ndarray, dtype) -> np.ndarray:

@@ -24,9 +24,11 @@ from jax import lax
 
 from ..errors import InstabilityError, RunInterrupted
 from ..grid.yee import COMPONENTS
+from . import auxgrid
 from .checkpoint import load_checkpoint, save_checkpoint
-from .memory import check_fits
+from .memory import check_fits, check_fits_per_device
 from .setup import FDTDSetup, prepare, waveform_samples
+from .tfsf import corrections
 from .update3d import inject, update_E, update_H, zeros_psi
 
 jax.config.update("jax_enable_x64", True)
@@ -34,9 +36,12 @@ jax.config.update("jax_enable_x64", True)
 _COMP = {c: i for i, c in enumerate(COMPONENTS)}
 
 
-def _field(E, H, name: str):
+def _field3d(E, H, name: str):
     i = _COMP[name]
     return E[i] if i < 3 else H[i - 3]
+
+
+_field = _field3d
 
 
 class FDTDSolver:
@@ -46,12 +51,27 @@ class FDTDSolver:
     ``advance`` are there for users (and benchmarks) who drive their own loop.
     """
 
-    def __init__(self, sim, *, chunk: int | None = None, check_memory: bool = True):
+    # Kernel hooks of :func:`_chunk` (None: the 3D ones); fdtd/solver2d.py sets its own.
+    step_fn = None
+    field_fn = None
+    names = COMPONENTS  # the state's E then H components, for instability reports
+
+    placement = None  # emjax.parallel.Placement of a sharded run (issue #7); None: 1 device
+
+    def __init__(self, sim, *, chunk: int | None = None, check_memory: bool = True,
+                 devices=None, shard_axis: str = "x"):
         self.chunk = chunk or _default_chunk(sim.num_steps)
-        if check_memory:  # before rasterizing: an impossible run is refused at once
+        if check_memory and devices is None:  # before rasterizing: refused at once
             check_fits(sim, self.chunk)
+        elif check_memory:
+            check_fits_per_device(sim, self.chunk, devices, shard_axis)
         self.setup: FDTDSetup = prepare(sim)
         self.sim = sim
+        if devices is not None:  # --- sharding hook (emjax.parallel, issue #7) ---
+            from ..parallel import placement
+
+            self.placement = placement(self.setup.grid.shape, devices, shard_axis)
+            self.init_state = self.placement.materialize(self.init_state)
         s = self.setup
         src_comps = sorted({e.comp for e in s.sources})
         self._src_cols = {c: [k for k, e in enumerate(s.sources) if e.comp == c] for c in src_comps}
@@ -72,9 +92,11 @@ class FDTDSolver:
                 [(jnp.asarray(idx), jnp.asarray(w)) for _, idx, w in comps]
                 for _, comps in s.probes
             ]
-            self._consts = jax.device_put({
+            self._consts = self._put({
                 "cE": s.coeffs["E"], "cH": s.coeffs["H"], "pml": s.pml, "src": src,
                 "probes": probes, "energy": s.energy_weights,
+                "tfsf": [{"aux": box.aux.device(s.dtype), "terms": list(box.arrays)}
+                         for _, box in s.planewaves],
             })
         return self._consts
 
@@ -88,28 +110,46 @@ class FDTDSolver:
         for m, regions in s.dfts:
             nf = len(m.frequencies)
             dft.append({comp: jnp.zeros((nf, *_region_shape(sl)), dt_c) for comp, sl in regions})
+        aux = [auxgrid.init(box.aux, s.dtype) for _, box in s.planewaves]
+        n2f, n2f_inc = [], []
+        for m, _, _, regions in s.n2f:
+            nf = len(m.frequencies)
+            n2f.append([jnp.zeros((nf, *_region_shape(sl)), dt_c) for _, *sl in regions])
+            n_aux = s.planewaves[0][1].aux.n if s.planewaves else 0
+            n2f_inc.append(jnp.zeros((nf, n_aux), dt_c))
         return {"E": zeros(), "H": zeros(), "psiE": psi_E, "psiH": psi_H, "dft": dft,
-                "n": jnp.zeros((), jnp.int32)}
+                "aux": aux, "n2f": n2f, "n2f_inc": n2f_inc, "n": jnp.zeros((), jnp.int32)}
 
     # ------------------------------------------------------------------ chunk
     def _chunk_inputs(self, step0: int, length: int) -> dict:
         s = self.setup
         n = np.arange(step0, step0 + length, dtype=np.float64)
         wv = waveform_samples(s.sources, (n + 0.5) * s.dt, s.dtype)
-        xs = {"src": {c: wv[:, cols] for c, cols in self._src_cols.items()}, "dft": []}
+        xs = {"src": {c: wv[:, cols] for c, cols in self._src_cols.items()}, "dft": [],
+              "n2f": []}
         cdt = np.complex64 if s.dtype == np.float32 else np.complex128
-        for m, _ in s.dfts:
-            w = 2 * np.pi * np.asarray(m.frequencies)
-            xs["dft"].append({
+
+        def phases(freqs):
+            w = 2 * np.pi * np.asarray(freqs)
+            return {
                 "E": (np.exp(-1j * w[None, :] * ((n + 1) * s.dt)[:, None]) * s.dt).astype(cdt),
                 "H": (np.exp(-1j * w[None, :] * ((n + 0.5) * s.dt)[:, None]) * s.dt).astype(cdt),
-            })
+            }
+
+        for m, _ in s.dfts:
+            xs["dft"].append(phases(m.frequencies))
+        for m, *_ in s.n2f:
+            xs["n2f"].append(phases(m.frequencies))
+        # Plane waves: the hard source of each 1D grid, amplitude * g(t) at (n + 1) dt.
+        xs["inc"] = [(pw.amplitude * pw.waveform((n + 1) * s.dt)).astype(s.dtype)
+                     for pw, _ in s.planewaves]
         return xs
 
     def _compile(self, length: int):
         if length not in self._compiled:
-            fn = partial(_chunk, setup=self.setup, length=length)
-            self._compiled[length] = jax.jit(fn, donate_argnums=(0,))
+            fn = partial(_chunk, setup=self.setup, length=length, step=self.step_fn,
+                         field=self.field_fn)
+            self._compiled[length] = jax.jit(fn, donate_argnums=(0,), **self._shardings())
         return self._compiled[length]
 
     def advance(self, state: dict, step0: int, length: int):
@@ -130,6 +170,16 @@ class FDTDSolver:
                      for _, regions in s.snapshots],
         }
 
+    def _put(self, tree):
+        """``tree`` on the device, or placed on the devices of a sharded run."""
+        return jax.device_put(tree) if self.placement is None else self.placement.put(tree)
+
+    def _shardings(self) -> dict:
+        """jit keywords of a sharded run: state as placed, monitor outputs replicated."""
+        if self.placement is None:
+            return {}
+        return {"out_shardings": self.placement.chunk_out_shardings(self.init_state)}
+
     def run(self, *, progress: bool = True, checkpoint_every: int | None = None,
             checkpoint_path: str | Path | None = None, resume: str | Path | None = None):
         """Run all steps and return :class:`emjax.results.Results`.
@@ -146,6 +196,7 @@ class FDTDSolver:
         ckpt = Path(checkpoint_path or f"{self.sim.name}.ckpt.h5")
         if resume is not None:
             step, state, record = load_checkpoint(self, resume)
+            state = self._put(state)
         else:
             step, state, record = 0, self.init_state(), self.empty_record()
         pieces = {k: [v] for k, v in _leaves(record).items()}
@@ -169,7 +220,7 @@ class FDTDSolver:
                         timed_s += time.perf_counter() - t0
                         timed_steps += length
                     if not finite:
-                        _raise_instability(state, step, length)
+                        _raise_instability(state, step, length, self.names)
                     ys = jax.device_get(ys)
                     for k, ((m, _), bufs) in enumerate(zip(s.snapshots, ys["snap"], strict=True)):
                         count = (step + length) // m.interval - step // m.interval
@@ -243,6 +294,8 @@ class FDTDSolver:
                 data[comp] = np.asarray(acc[comp])
                 coords.update(_region_coords(s.grid, comp, sl))
             out[m.name] = MonitorData(name=m.name, kind="DFTMonitor", data=data, coords=coords)
+        for k, (m, lo, hi, _) in enumerate(s.n2f):
+            out[m.name] = self._near_to_far(state, k, m, lo, hi)
         for k, (m, regions) in enumerate(s.snapshots):
             data, coords = {}, {}
             take = np.nonzero((np.arange(steps) + 1) % m.interval == 0)[0]
@@ -259,6 +312,33 @@ class FDTDSolver:
                                       data={"energy": record["energy"][k][take]},
                                       coords={"t": n[take] * s.dt})
         return out
+
+
+    def _near_to_far(self, state, k: int, m, lo, hi):
+        """MonitorData of NearToFar monitor k: surface fields and the incident spectrum."""
+        from ..results import MonitorData
+        from .neartofar import surface
+
+        s = self.setup
+        acc = [np.asarray(a) for a in jax.device_get(state["n2f"][k])]
+        pts, nrm, wts, Ef, Hf = surface(lo, hi, s.grid.spacing, s.grid.lower, acc)
+        bg = self.sim.background
+        data = {"E": Ef, "H": Hf}
+        coords = {"f": np.asarray(m.frequencies, dtype=np.float64), "points": pts,
+                  "normals": nrm, "weights": wts}
+        attrs = {"eps_r": bg.eps_r, "mu_r": bg.mu_r, "box_lo": list(lo), "box_hi": list(hi)}
+        if s.planewaves:
+            pw, box = s.planewaves[0]
+            inc = np.asarray(jax.device_get(state["n2f_inc"][k]), np.complex128)
+            # The incident spectrum at the TF/SF box's centre (its phase reference).
+            centre = s.grid.lower + 0.5 * (np.array(box.lo) + np.array(box.hi)) * np.array(
+                s.grid.spacing)
+            idx, w = box.aux.interpolation(np.array([box.s_of(centre)]), "e")
+            data["E_inc"] = sum(inc[:, idx[0] + j] * w[0, j] for j in range(w.shape[1]))
+            attrs.update(incident_point=centre.tolist(), k_hat=pw.k_hat.tolist(),
+                         e_hat=pw.e_hat.tolist())
+        return MonitorData(name=m.name, kind="NearToFar", data=data, coords=coords,
+                           attrs=attrs)
 
 
 def _leaves(record: dict) -> dict:
@@ -325,16 +405,36 @@ class _StopFlag:
         return False
 
 
-def _chunk(state, consts, xs, step0, *, setup: FDTDSetup, length: int):
-    """``length`` steps of the leapfrog with monitors; pure, jitted by the caller."""
+def _step3d(carry, consts, x, setup: FDTDSetup):
+    """One 3D leapfrog step with TF/SF and sources: (E, H, psi_E, psi_H, aux)."""
     lay = setup.layout
+    E, H = carry["E"], carry["H"]
+    aux = carry["aux"]
+    xH = _tfsf_terms(setup, consts, aux, "H")
+    H_new, psi_H = update_H(E, H, consts["cH"], consts["pml"], carry["psiH"], lay, xH)
+    aux = [auxgrid.step_h(c["aux"], a) for c, a in zip(consts["tfsf"], aux, strict=True)]
+    xE = _tfsf_terms(setup, consts, aux, "E")
+    E_new, psi_E = update_E(E, H_new, consts["cE"], consts["pml"], carry["psiE"], lay, xE)
+    aux = [auxgrid.step_e(c["aux"], a, v)
+           for c, a, v in zip(consts["tfsf"], aux, x["inc"], strict=True)]
+    if consts["src"]:
+        E_new = inject(E_new, consts["src"], x["src"])
+    return E_new, H_new, psi_E, psi_H, aux
+
+
+def _chunk(state, consts, xs, step0, *, setup: FDTDSetup, length: int, step=None, field=None):
+    """``length`` steps of the leapfrog with monitors; pure, jitted by the caller.
+
+    ``step(carry, consts, x) -> (E, H, psi_E, psi_H, aux)`` advances the fields and
+    ``field(E, H, name)`` returns a component as a 3D array; None selects the 3D
+    kernels (the 2D solver passes its own).
+    """
+    step = step or partial(_step3d, setup=setup)
+    _field = field or _field3d
 
     def body(carry, x):
         E, H = carry["E"], carry["H"]
-        H_new, psi_H = update_H(E, H, consts["cH"], consts["pml"], carry["psiH"], lay)
-        E_new, psi_E = update_E(E, H_new, consts["cE"], consts["pml"], carry["psiE"], lay)
-        if consts["src"]:
-            E_new = inject(E_new, consts["src"], x["src"])
+        E_new, H_new, psi_E, psi_H, aux = step(carry, consts, x)
         ys = {"probe": [], "energy": []}
         for (_, comps), cst in zip(setup.probes, consts["probes"], strict=True):
             vals = []
@@ -351,6 +451,17 @@ def _chunk(state, consts, xs, step0, *, setup: FDTDSetup, length: int):
                 F = _field(E_new, H_new, comp)[sl]
                 new[comp] = acc[comp] + p[:, None, None, None] * F[None]
             dft.append(new)
+        n2f, n2f_inc = [], []
+        for (_, _, _, regions), acc, inc, ph in zip(setup.n2f, carry["n2f"], carry["n2f_inc"],
+                                                     x["n2f"], strict=True):
+            new = []
+            for (c, *sl), a in zip(regions, acc, strict=True):
+                F = _field(E_new, H_new, COMPONENTS[c])[tuple(sl)]
+                p = ph["E"] if c < 3 else ph["H"]
+                new.append(a + p[:, None, None, None] * F[None])
+            n2f.append(new)
+            # The incident wave's spectrum along its 1D grid (for RCS normalisation).
+            n2f_inc.append(inc + ph["E"][:, None] * aux[0]["e"][None, :] if aux else inc)
         snap = []
         for (m, regions), bufs in zip(setup.snapshots, carry["snap"], strict=True):
             n1 = carry["n"] + 1
@@ -370,7 +481,7 @@ def _chunk(state, consts, xs, step0, *, setup: FDTDSetup, length: int):
                 lambda: jnp.zeros((), setup.dtype),
             ))
         carry = {"E": E_new, "H": H_new, "psiE": psi_E, "psiH": psi_H, "dft": dft,
-                 "n": carry["n"] + 1, "snap": snap}
+                 "aux": aux, "n2f": n2f, "n2f_inc": n2f_inc, "n": carry["n"] + 1, "snap": snap}
         return carry, ys
 
     state = dict(state, snap=[
@@ -384,6 +495,17 @@ def _chunk(state, consts, xs, step0, *, setup: FDTDSetup, length: int):
     return state, ys, finite
 
 
+def _tfsf_terms(setup: FDTDSetup, consts, aux, field: str):
+    """Per component, the TF/SF curl corrections of every plane wave (None if none)."""
+    if not setup.planewaves:
+        return None
+    out = ([], [], [])
+    for (_, box), c, a in zip(setup.planewaves, consts["tfsf"], aux, strict=True):
+        for comp, terms in enumerate(corrections(box.terms, c["terms"], a, field)):
+            out[comp].extend(terms)
+    return out
+
+
 def _energy(E, H_old, H_new, w):
     """(sum eps E.E + sum mu H_old.H_new) dV / 2, weights pre-halved and scaled by dV."""
     total = sum(jnp.sum(wi * F * F) for wi, F in zip(w["E"], E, strict=True))
@@ -393,8 +515,8 @@ def _energy(E, H_old, H_new, w):
     return total
 
 
-def _raise_instability(state, step0: int, length: int):
-    for name, F in zip(COMPONENTS, (*state["E"], *state["H"]), strict=True):
+def _raise_instability(state, step0: int, length: int, names=COMPONENTS):
+    for name, F in zip(names, (*state["E"], *state["H"]), strict=True):
         a = np.asarray(F)
         bad = ~np.isfinite(a)
         if bad.any():
@@ -455,9 +577,13 @@ def environment() -> dict:
     }
 
 
-def run(sim, *, progress: bool = True, chunk: int | None = None, **kwargs):
+def run(sim, *, progress: bool = True, chunk: int | None = None, devices=None,
+        shard_axis: str = "x", **kwargs):
     """Run an FDTD3D scenario; returns :class:`emjax.results.Results`.
 
-    ``kwargs`` go to :meth:`FDTDSolver.run` (checkpoint_every, checkpoint_path, resume).
+    ``devices``: None (one device), a count, or device ids/devices to shard the grid
+    over along ``shard_axis`` (see :mod:`emjax.parallel`). ``kwargs`` go to
+    :meth:`FDTDSolver.run` (checkpoint_every, checkpoint_path, resume).
     """
-    return FDTDSolver(sim, chunk=chunk).run(progress=progress, **kwargs)
+    return FDTDSolver(sim, chunk=chunk, devices=devices, shard_axis=shard_axis).run(
+        progress=progress, **kwargs)

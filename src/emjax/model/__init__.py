@@ -2,17 +2,83 @@
 
 from .base import EmModel
 from .boundaries import CPML, PMC, Boundaries
+from .dga import (
+    DGATD,
+    BoxMesh,
+    CylinderMesh,
+    MeshEdgeSource,
+    MeshFile,
+    MeshSnapshot,
+    Region,
+    SphereMesh,
+)
+from .fdfd import FDFD3D, PML, FDFDSolver
 from .geometry import Box, Cylinder, Ellipsoid, Sphere, Voxels
 from .load import Scenario, load_scenario
 from .media import PEC, Medium, vacuum
-from .monitors import DFTMonitor, EnergyMonitor, FieldSnapshot, Probe
+from .monitors import DFTMonitor, EnergyMonitor, FieldSnapshot, NearToFar, Probe
 from .scenario import FDTD3D, Domain, Structure
-from .sources import EdgeSource, PointDipole
+from .scenario2d import (
+    FDTD2D,
+    Boundaries2D,
+    Circle,
+    Domain2D,
+    LineSource,
+    Polygon,
+    Rectangle,
+    SplitPML,
+    Structure2D,
+)
+from .sources import EdgeSource, PlaneWave, PointDipole
 from .waveforms import ContinuousWave, GaussianPulse, RickerWavelet
 
 __all__ = [
-    "CPML", "FDTD3D", "PEC", "PMC", "Boundaries", "Box", "ContinuousWave", "Cylinder",
-    "DFTMonitor", "Domain", "EdgeSource", "Ellipsoid", "EmModel", "EnergyMonitor",
-    "FieldSnapshot", "GaussianPulse", "Medium", "PointDipole", "Probe", "RickerWavelet", "Scenario",
-    "Sphere", "Structure", "Voxels", "load_scenario", "vacuum",
+    "CPML",
+    "DGATD",
+    "FDFD3D",
+    "FDTD2D",
+    "FDTD3D",
+    "PEC",
+    "PMC",
+    "PML",
+    "Boundaries",
+    "Boundaries2D",
+    "Box",
+    "BoxMesh",
+    "Circle",
+    "ContinuousWave",
+    "Cylinder",
+    "CylinderMesh",
+    "DFTMonitor",
+    "Domain",
+    "Domain2D",
+    "EdgeSource",
+    "Ellipsoid",
+    "EmModel",
+    "EnergyMonitor",
+    "FDFDSolver",
+    "FieldSnapshot",
+    "GaussianPulse",
+    "LineSource",
+    "Medium",
+    "MeshEdgeSource",
+    "MeshFile",
+    "MeshSnapshot",
+    "NearToFar",
+    "PlaneWave",
+    "PointDipole",
+    "Polygon",
+    "Probe",
+    "Rectangle",
+    "Region",
+    "RickerWavelet",
+    "Scenario",
+    "Sphere",
+    "SphereMesh",
+    "SplitPML",
+    "Structure",
+    "Structure2D",
+    "Voxels",
+    "load_scenario",
+    "vacuum",
 ]

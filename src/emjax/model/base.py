@@ -1,4 +1,8 @@
-"""The one base model every scenario object derives from (frozen, strict keys)."""
+"""The one base model every scenario object derives from (frozen, strict keys).
+
+Numbers must be finite: NaN and infinities are refused everywhere (``allow_inf_nan``
+off) except in fields that say otherwise (a box may be infinitely long).
+"""
 
 from __future__ import annotations
 
@@ -26,4 +30,5 @@ class EmModel(BaseModel):
         validate_default=True,
         populate_by_name=False,
         ser_json_inf_nan="constants",
+        allow_inf_nan=False,
     )

@@ -13,10 +13,15 @@ from typing import Annotated, Literal
 import numpy as np
 from pydantic import Field, field_validator, model_validator
 
+from ..errors import SetupError
 from .base import AXES, EmModel, Vec3
 from .media import AnyMedium
 
 _AXIS_VECTORS = {"x": (1.0, 0.0, 0.0), "y": (0.0, 1.0, 0.0), "z": (0.0, 0.0, 1.0)}
+_Length = Annotated[float, Field(ge=0, allow_inf_nan=True)]  # inf allowed, NaN refused by ge
+MAX_LABEL = 2**31 - 1
+Label = Annotated[int, Field(ge=0, le=MAX_LABEL)]
+"""A voxel label: 0 .. 2**31 - 1 (stored as int32)."""
 
 
 class Box(EmModel):
@@ -24,9 +29,8 @@ class Box(EmModel):
 
     type: Literal["Box"] = "Box"
     center: Vec3 = Field((0.0, 0.0, 0.0), description="Centre in m.")
-    size: tuple[
-        Annotated[float, Field(ge=0)], Annotated[float, Field(ge=0)], Annotated[float, Field(ge=0)]
-    ] = Field(..., description="Edge lengths in m (>= 0; inf spans the domain).")
+    size: tuple[_Length, _Length, _Length] = Field(
+        ..., description="Edge lengths in m (>= 0; inf spans the domain).")
 
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
         c, s = np.array(self.center), np.array(self.size)
@@ -120,11 +124,11 @@ class Voxels(EmModel):
     type: Literal["Voxels"] = "Voxels"
     origin: Vec3 = Field((0.0, 0.0, 0.0), description="Lower corner of voxel (0,0,0) in m.")
     spacing: Vec3 = Field(..., description="Voxel edge lengths in m (> 0).")
-    labels: list[list[list[int]]] | None = Field(
-        None, description="Label array indexed [i][j][k] (x fastest-varying last)."
+    labels: list[list[list[Label]]] | None = Field(
+        None, description="Label array indexed [i][j][k] (x fastest-varying last), 0..2**31-1."
     )
     file: str | None = Field(None, description="Path of a .npy file holding the label array.")
-    media: dict[int, AnyMedium] = Field(..., description="Label -> medium map.")
+    media: dict[Label, AnyMedium] = Field(..., description="Label -> medium map.")
 
     @field_validator("spacing")
     @classmethod
@@ -159,14 +163,22 @@ class Voxels(EmModel):
         if self.labels is not None:
             return np.asarray(self.labels, dtype=np.int32)
         path = Path(self.file)
-        if not path.exists():
-            raise FileNotFoundError(f"Voxels.file '{path}' does not exist")
-        arr = np.load(path)
-        if arr.ndim != 3 or not np.issubdtype(arr.dtype, np.integer):
-            raise ValueError(
-                f"Voxels.file '{path}': need a 3D integer array, got {arr.dtype} of shape "
-                f"{arr.shape}; save the labels with np.save as a 3D integer array"
+        if not path.is_file():
+            raise SetupError(f"Voxels.file '{path}' does not exist; give the path of a .npy "
+                             "file of integer labels")
+        try:
+            arr = np.load(path, allow_pickle=False)
+        except (OSError, ValueError) as e:
+            raise SetupError(f"Voxels.file '{path}' is not a readable .npy file ({e}); save "
+                             "the labels with np.save") from e
+        if arr.ndim != 3 or min(arr.shape) < 1 or not np.issubdtype(arr.dtype, np.integer):
+            raise SetupError(
+                f"Voxels.file '{path}': need a non-empty 3D integer array, got {arr.dtype} of "
+                f"shape {arr.shape}; save the labels with np.save as a 3D integer array"
             )
+        if arr.min() < 0 or arr.max() > MAX_LABEL:
+            raise SetupError(f"Voxels.file '{path}': labels range over [{arr.min()}, "
+                             f"{arr.max()}], allowed are 0..{MAX_LABEL}")
         return arr.astype(np.int32)
 
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:

@@ -13,7 +13,10 @@ from typing import Annotated
 from pydantic import Field, TypeAdapter
 
 from ..errors import SetupError
+from .dga import DGATD
+from .fdfd import FDFD3D
 from .scenario import FDTD3D
+from .scenario2d import FDTD2D
 
 try:  # Python 3.11+
     import tomllib
@@ -21,7 +24,7 @@ except ModuleNotFoundError:  # pragma: no cover
     import tomli as tomllib
 
 
-Scenario = Annotated[FDTD3D, Field(discriminator="type")]
+Scenario = Annotated[FDTD3D | FDTD2D | DGATD | FDFD3D, Field(discriminator="type")]
 """Every scenario kind, told apart by its ``type`` key."""
 _SCENARIO = TypeAdapter(Scenario)
 

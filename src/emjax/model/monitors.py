@@ -66,6 +66,32 @@ class EnergyMonitor(_Named):
     interval: int = Field(1, ge=1, description="Steps between samples (>= 1).")
 
 
+class NearToFar(_Named):
+    """Far fields from a closed Huygens box: running DFT of tangential E and H on its faces.
+
+    The box is ``center``/``size`` (m, snapped to grid nodes) or, by default, the
+    interior (inside any CPML) less ``margin`` cells on each side. It must enclose
+    every source and scatterer and, with a plane wave, lie outside its TF/SF box.
+    Results give far fields, bistatic RCS (normalised by the incident spectrum),
+    radiated power and directivity (:mod:`emjax.analysis.nf2ff`).
+    """
+
+    type: Literal["NearToFar"] = "NearToFar"
+    frequencies: list[Annotated[float, Field(gt=0)]] = Field(
+        ..., min_length=1, description="Frequencies in Hz (> 0)."
+    )
+    center: Vec3 | None = Field(None, description="Box centre in m; default the interior's.")
+    size: Vec3 | None = Field(None, description="Extent of the box in m (> 0 on every axis).")
+    margin: int = Field(3, ge=1, description="Cells between the CPML (or wall) and default box.")
+
+    @field_validator("size")
+    @classmethod
+    def _positive(cls, v):
+        if v is not None and min(v) <= 0:
+            raise ValueError(f"size {v} must be > 0 along every axis (a closed box)")
+        return v
+
+
 Monitor = Annotated[
-    Probe | FieldSnapshot | DFTMonitor | EnergyMonitor, Field(discriminator="type")
+    Probe | FieldSnapshot | DFTMonitor | EnergyMonitor | NearToFar, Field(discriminator="type")
 ]

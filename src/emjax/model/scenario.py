@@ -22,6 +22,11 @@ from .media import PEC, AnyMedium, Medium
 from .monitors import DFTMonitor, FieldSnapshot, Monitor, Probe
 from .sources import Source
 
+MAX_CELLS_PER_AXIS = 2**31 - 1
+"""Cells along one axis (grid indices are int32). Memory refuses far smaller grids."""
+MAX_STEPS = 10**9
+"""Time steps of one run (the step counter is int32); about 30 years at 1 s per step."""
+
 
 class Domain(EmModel):
     """The simulated box: ``size`` or ``shape`` (cells), with ``spacing``.
@@ -54,8 +59,9 @@ class Domain(EmModel):
     @field_validator("shape")
     @classmethod
     def _positive_shape(cls, v):
-        if v is not None and min(v) < 1:
-            raise ValueError(f"shape {v} must have at least 1 cell along every axis")
+        if v is not None and (min(v) < 1 or max(v) > MAX_CELLS_PER_AXIS):
+            raise ValueError(f"shape {v} must have 1 to {MAX_CELLS_PER_AXIS} cells along "
+                             "every axis")
         return v
 
     @model_validator(mode="after")
@@ -68,6 +74,11 @@ class Domain(EmModel):
                     raise ValueError(
                         f"size along {ax} ({s} m) is smaller than half a cell ({d} m); "
                         "enlarge the domain or refine the spacing"
+                    )
+                if s / d > MAX_CELLS_PER_AXIS:  # also catches s / d = inf
+                    raise ValueError(
+                        f"size along {ax} ({s} m) at spacing {d} m is {s / d:.3g} cells, more "
+                        f"than {MAX_CELLS_PER_AXIS}; coarsen the spacing or shrink the domain"
                     )
         return self
 
@@ -153,7 +164,8 @@ class FDTD3D(_Scenario):
     """
 
     type: Literal["FDTD3D"] = "FDTD3D"
-    name: str = Field("fdtd3d", description="Name used in outputs.")
+    name: str = Field("fdtd3d", min_length=1, max_length=200, pattern=r"^[A-Za-z0-9_.+-]+$",
+                      description="Name used in outputs (letters, digits, _ . + -).")
     domain: Domain
     background: Medium = Field(default_factory=Medium, description="Medium filling the domain.")
     structures: list[Structure] = Field(default_factory=list, description="Later ones win.")
@@ -162,13 +174,17 @@ class FDTD3D(_Scenario):
     boundary: BoundarySpec = Field(default_factory=CPML, description="Face boundaries.")
     courant: float = Field(0.99, gt=0, le=1, description="Fraction of the Courant limit (0, 1].")
     duration: float | None = Field(None, gt=0, description="Simulated time in s.")
-    steps: int | None = Field(None, ge=1, description="Number of time steps.")
+    steps: int | None = Field(None, ge=1, le=MAX_STEPS, description="Number of time steps.")
     dtype: Literal["float32", "float64"] = Field("float32", description="Field precision.")
     storage: Literal["indices", "arrays"] = Field(
         "indices", description="Update coefficients as indices into a table (CIS) or arrays (CAS)."
     )
     cpml_strategy: Literal["combined", "per_face"] = Field(
         "combined", description="CPML psi folded into the field update, or applied per face."
+    )
+    subpixel: bool = Field(
+        False, description="Average eps on E samples cut by a dielectric surface "
+        "(emjax.grid.subpixel) instead of staircasing."
     )
 
     @model_validator(mode="after")
@@ -183,6 +199,7 @@ class FDTD3D(_Scenario):
             problems.append(
                 "neither 'duration' (s) nor 'steps' is given; give exactly one of them"
             )
+        problems += time_step_problems(self)
         problems += _placement_problems(self)
         if problems:
             raise ValueError("; ".join(problems))
@@ -201,8 +218,11 @@ class FDTD3D(_Scenario):
     def dt(self) -> float:
         """Time step in s."""
         dx, dy, dz = self.domain.spacing3
-        vmax = c0 / math.sqrt(min(m.eps_r * m.mu_r for m in self.media))
-        return self.courant / (vmax * math.sqrt(dx**-2 + dy**-2 + dz**-2))
+        try:
+            vmax = c0 / math.sqrt(min(m.eps_r * m.mu_r for m in self.media))
+            return self.courant / (vmax * math.sqrt(dx**-2 + dy**-2 + dz**-2))
+        except (OverflowError, ZeroDivisionError):  # absurd spacing or media: the
+            return math.nan  # validator refuses these with time_step_problems
 
     @property
     def num_steps(self) -> int:
@@ -239,6 +259,21 @@ class FDTD3D(_Scenario):
         return estimate(self)
 
 
+def time_step_problems(sim) -> list[str]:
+    """dt positive and finite, and the number of steps at most MAX_STEPS (any time-domain
+    scenario with ``dt``, ``duration`` and ``steps``)."""
+    dt = sim.dt
+    if not (math.isfinite(dt) and dt > 0):
+        eps_mu = min(m.eps_r * m.mu_r for m in sim.media)
+        return [f"time step dt = {dt} s from spacing {sim.domain.spacing} m and the fastest "
+                f"medium (eps_r * mu_r = {eps_mu:.6g}) is not a positive finite number; give "
+                "the spacing in m and physical media"]
+    if sim.duration is not None and not sim.duration / dt <= MAX_STEPS:
+        return [f"duration = {sim.duration:.6g} s is {sim.duration / dt:.3g} steps of dt = "
+                f"{dt:.4g} s, more than {MAX_STEPS}; shorten the duration or coarsen the grid"]
+    return []
+
+
 def _placement_problems(sim: FDTD3D) -> list[str]:
     """Cross-object rules: PML size, sources and monitors inside the domain and out of PML."""
     out: list[str] = []
@@ -271,6 +306,8 @@ def _placement_problems(sim: FDTD3D) -> list[str]:
         return None
 
     for i, s in enumerate(sim.sources):
+        if not hasattr(s, "position"):  # plane waves: their TF/SF box is checked at set-up
+            continue
         msg = where(s.position)
         if msg:
             pt = ", ".join(f"{float(x):.6g}" for x in s.position)

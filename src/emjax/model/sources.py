@@ -1,4 +1,4 @@
-"""Sources: currents and lumped voltage sources on single Yee edges."""
+"""Sources: currents and lumped voltage sources on single Yee edges; plane waves."""
 
 from __future__ import annotations
 
@@ -62,6 +62,16 @@ class PlaneWave(EmModel):
     )
     amplitude: float = Field(1.0, description="Peak electric field in V/m.")
     waveform: Waveform | None = Field(None, description="Time signal (needed by FDTD).")
+    box_center: Vec3 | None = Field(
+        None, description="FDTD: centre of the TF/SF box in m; default the interior's centre.")
+    box_size: Vec3 | None = Field(
+        None, description="FDTD: extent of the TF/SF box in m (snapped to grid nodes); "
+        "default the interior (inside any CPML) less box_margin cells on each side.")
+    box_margin: int = Field(
+        6, ge=2, description="FDTD: cells between the CPML (or wall) and the default box.")
+    reference_frequency: float | None = Field(
+        None, gt=0, description="FDTD: frequency in Hz at which the 1D incident grid's "
+        "dispersion matches the 3D grid's along k; default the waveform's centre.")
 
     @property
     def k_hat(self) -> np.ndarray:
@@ -83,4 +93,4 @@ class PlaneWave(EmModel):
         return np.cross(self.k_hat, self.e_hat)
 
 
-Source = Annotated[PointDipole | EdgeSource, Field(discriminator="type")]
+Source = Annotated[PointDipole | EdgeSource | PlaneWave, Field(discriminator="type")]

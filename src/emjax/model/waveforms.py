@@ -10,6 +10,9 @@ from pydantic import Field
 
 from .base import EmModel
 
+MAX_FREQUENCY = 1e20
+"""Highest frequency a waveform may name, Hz (hard X-rays: far beyond any grid)."""
+
 
 class GaussianPulse(EmModel):
     """Modulated Gaussian ``g(t) = exp(-(t-t0)^2 / (2 tau^2)) * cos(2 pi f0 (t-t0) + phase)``.
@@ -22,8 +25,9 @@ class GaussianPulse(EmModel):
     """
 
     type: Literal["GaussianPulse"] = "GaussianPulse"
-    f0: float = Field(..., ge=0, description="Centre frequency in Hz (>= 0).")
-    fwidth: float = Field(..., gt=0, description="Spectral standard deviation in Hz (> 0).")
+    f0: float = Field(..., ge=0, le=MAX_FREQUENCY, description="Centre frequency in Hz (>= 0).")
+    fwidth: float = Field(..., gt=0, le=MAX_FREQUENCY,
+                          description="Spectral standard deviation in Hz (> 0).")
     offset: float = Field(5.0, gt=0, description="Delay of the peak in units of tau.")
     phase: float = Field(0.0, description="Carrier phase in rad.")
     remove_dc: bool = Field(True, description="Use the zero-mean derivative form.")
@@ -39,23 +43,25 @@ class GaussianPulse(EmModel):
         return self.f0 + 4.3 * self.fwidth
 
     def __call__(self, t: np.ndarray) -> np.ndarray:
-        s = np.asarray(t, dtype=np.float64) - self.offset * self.tau
-        env = np.exp(-(s**2) / (2 * self.tau**2))
-        w = 2 * math.pi * self.f0
-        if not self.remove_dc:
-            return env * np.cos(w * s + self.phase)
-        # d/dt [env sin(w s + phase)] / (w + 1/tau): cos carrier, exactly zero mean; with
-        # no carrier, the derivative of the Gaussian itself.
-        ph = self.phase + (math.pi / 2 if self.f0 == 0 else 0.0)
-        d = env * (w * np.cos(w * s + ph) - s / self.tau**2 * np.sin(w * s + ph))
-        return d / (w + 1 / self.tau)
+        tau = np.float64(self.tau)  # NumPy scalars: overflow gives inf, masked below
+        with np.errstate(all="ignore"):
+            s = np.asarray(t, dtype=np.float64) - self.offset * tau
+            env = np.exp(-(s**2) / (2 * tau**2))
+            w = 2 * math.pi * self.f0
+            if not self.remove_dc:
+                return _where_env(env, env * np.cos(w * s + self.phase))
+            # d/dt [env sin(w s + phase)] / (w + 1/tau): cos carrier, exactly zero mean;
+            # with no carrier, the derivative of the Gaussian itself.
+            ph = self.phase + (math.pi / 2 if self.f0 == 0 else 0.0)
+            d = env * (w * np.cos(w * s + ph) - s / tau**2 * np.sin(w * s + ph))
+            return _where_env(env, d / (w + 1 / tau))
 
 
 class RickerWavelet(EmModel):
     """Ricker (Mexican hat) wavelet of peak frequency ``fp``, delayed by ``delay`` s."""
 
     type: Literal["RickerWavelet"] = "RickerWavelet"
-    fp: float = Field(..., gt=0, description="Peak frequency in Hz (> 0).")
+    fp: float = Field(..., gt=0, le=MAX_FREQUENCY, description="Peak frequency in Hz (> 0).")
     delay: float | None = Field(None, ge=0, description="Delay in s; default sqrt(2)/fp.")
 
     @property
@@ -64,15 +70,17 @@ class RickerWavelet(EmModel):
 
     def __call__(self, t: np.ndarray) -> np.ndarray:
         t0 = self.delay if self.delay is not None else math.sqrt(2) / self.fp
-        a = (math.pi * self.fp * (np.asarray(t, dtype=np.float64) - t0)) ** 2
-        return (1 - 2 * a) * np.exp(-a)
+        with np.errstate(all="ignore"):
+            a = (math.pi * self.fp * (np.asarray(t, dtype=np.float64) - t0)) ** 2
+            env = np.exp(-a)
+            return _where_env(env, (1 - 2 * a) * env)
 
 
 class ContinuousWave(EmModel):
     """``sin(2 pi f t + phase)`` switched on smoothly over ``ramp`` s (raised cosine)."""
 
     type: Literal["ContinuousWave"] = "ContinuousWave"
-    frequency: float = Field(..., gt=0, description="Frequency in Hz (> 0).")
+    frequency: float = Field(..., gt=0, le=MAX_FREQUENCY, description="Frequency in Hz (> 0).")
     ramp: float = Field(0.0, ge=0, description="Rise time in s (>= 0).")
     phase: float = Field(0.0, description="Phase in rad.")
 
@@ -83,10 +91,16 @@ class ContinuousWave(EmModel):
     def __call__(self, t: np.ndarray) -> np.ndarray:
         t = np.asarray(t, dtype=np.float64)
         env = np.ones_like(t)
-        if self.ramp > 0:
-            x = np.clip(t / self.ramp, 0.0, 1.0)
-            env = 0.5 * (1 - np.cos(math.pi * x))
-        return env * np.sin(2 * math.pi * self.frequency * t + self.phase)
+        with np.errstate(all="ignore"):
+            if self.ramp > 0:
+                x = np.clip(t / self.ramp, 0.0, 1.0)
+                env = 0.5 * (1 - np.cos(math.pi * x))
+            return env * np.sin(2 * math.pi * self.frequency * t + self.phase)
+
+
+def _where_env(env: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """``value`` where the envelope is non-zero, else 0 (no inf * 0 far from the pulse)."""
+    return np.where(env > 0, value, 0.0)
 
 
 Waveform = Annotated[

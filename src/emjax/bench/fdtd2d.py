@@ -1,0 +1,118 @@
+"""Benchmarks of the 2D FDTD kernels against seed 002's CUDA table and the copy bandwidth.
+
+Seed 002 times one full 2D TMz step (H update, E update, Berenger split-field PML)
+of a naive CUDA kernel and of a shared-memory tiled one (its GPU is not named):
+
+    size        naive     tiled
+    512^2       4.2 ms    9.8 ms
+    1024^2     20.9 ms   14.5 ms
+    2048^2     82.8 ms   57.4 ms
+
+``seed002-tmz`` times our full step the same way (vacuum, 10-cell PML on all four
+sides, split-field and CPML; a bare step with PEC walls for reference) at 512^2,
+1024^2, 2048^2, 8192^2 and 16384^2 on a GPU (256^2 and 512^2 on a CPU): one warm-up
+chunk (compilation), then the median of ``repeats`` chunks, each ended by
+``block_until_ready``. Records: ms per step, Gcells/s (all cells), bytes per cell and
+the fraction of measured copy bandwidth (``bench.common.copy_bandwidth``), and the
+seed's times beside ours.
+
+Bytes per cell per step (float32 TMz, two passes, outside the PML slabs): H pass
+reads Ez, Hx, Hy and writes Hx, Hy (20 B); E pass reads Ez, Hx, Hy and writes Ez
+(16 B): 36 B, plus 1 B per uint8 material-index array read (none in vacuum). The
+PML slabs add their own traffic, which the count leaves out (slab cells / all cells
+is 8% at 512^2 and 0.2% at 16384^2). The one-pass kernel ('pec-one-pass',
+``FDTD2D(kernel="one_pass")``, PEC walls only) reads and writes each field once:
+24 B, if XLA fuses it into one kernel as intended (to be measured on the GPU).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+
+import jax
+
+from ..model import CPML, PEC, GaussianPulse
+from ..model.scenario2d import FDTD2D, Domain2D, LineSource, SplitPML
+from .common import copy_bandwidth, device_name, on_gpu
+
+SEED002_MS = {512: (4.2, 9.8), 1024: (20.9, 14.5), 2048: (82.8, 57.4)}
+"""Seed 002's kernel times in ms per step: size -> (naive, shared-memory tiled)."""
+
+
+def square_scenario(n: int, boundary: str = "split", steps: int = 100,
+                    polarization: str = "TMz") -> FDTD2D:
+    """n x n cells of vacuum, a 10-cell PML ('split' or 'cpml') or PEC walls ('pec', and
+    'pec-one-pass' with the fused one-pass kernel), one line source; no monitors (the
+    seed times bare steps)."""
+    d = 1e-3
+    b = {"split": SplitPML(thickness=10), "cpml": CPML(thickness=10), "pec": PEC(),
+         "pec-one-pass": PEC()}[boundary]
+    return FDTD2D(
+        name=f"square{n}", polarization=polarization, domain=Domain2D(shape=(n, n), spacing=d),
+        boundary=b, steps=steps, kernel="one_pass" if boundary == "pec-one-pass" else "two_pass",
+        sources=[LineSource(position=(0.1 * d * n / 4, 0.0),
+                            polarization="z" if polarization == "TMz" else "x",
+                            waveform=GaussianPulse(f0=10e9, fwidth=5e9))])
+
+
+def time_2d(sim: FDTD2D, steps: int, repeats: int = 3) -> dict:
+    """Median seconds per step of the jitted chunk, compile seconds, bytes per cell."""
+    from ..fdtd.solver2d import FDTD2DSolver
+
+    solver = FDTD2DSolver(sim, chunk=steps)
+    state = solver.init_state()
+    t = time.perf_counter()
+    state, _, ok = solver.advance(state, 0, steps)
+    jax.block_until_ready(state)
+    compile_s = time.perf_counter() - t
+    times = []
+    for r in range(repeats):
+        t = time.perf_counter()
+        state, _, ok = solver.advance(state, (r + 1) * steps, steps)
+        jax.block_until_ready(state)
+        times.append(time.perf_counter() - t)
+    if not bool(ok):
+        raise FloatingPointError(f"{sim.name}: fields not finite during the benchmark")
+    c = solver.setup.coeffs
+    idx_bytes = sum(a.dtype.itemsize for g in ("E", "H") for a in c[g].get("idx", ()))
+    base = 24 if sim.kernel == "one_pass" else 36
+    return {"s_per_step": statistics.median(times) / steps, "compile_s": compile_s,
+            "bytes_per_cell": base + idx_bytes}
+
+
+def seed002_tmz(sizes=None, steps: int | None = None,
+                boundaries=("split", "cpml", "pec", "pec-one-pass")) -> list[dict]:
+    """Seed 002's table: ms per full TMz step against grid size, with Gcells/s and the
+    fraction of copy bandwidth; the seed's naive and tiled times where it has them."""
+    gpu = on_gpu()
+    sizes = sizes or ((512, 1024, 2048, 8192, 16384) if gpu else (256, 512))
+    dev = device_name()
+    bw = copy_bandwidth(nbytes=(2 << 30) if gpu else (256 << 20))
+    recs = [{"case": "seed002-tmz", "size": 0, "metric": "copy bandwidth", "value": bw / 1e9,
+             "unit": "GB/s", "device": dev}]
+
+    def rec(n, metric, value, unit, device=dev):
+        recs.append({"case": "seed002-tmz", "size": n, "metric": metric, "value": float(value),
+                     "unit": unit, "device": device})
+
+    for n in sizes:
+        if n in SEED002_MS:
+            rec(n, "seed 002 naive CUDA kernel", SEED002_MS[n][0], "ms", "seed 002 GPU")
+            rec(n, "seed 002 tiled CUDA kernel", SEED002_MS[n][1], "ms", "seed 002 GPU")
+        nsteps = steps or (max(20, min(200, int(2e10 // n**2))) if gpu else 10)
+        for b in boundaries:
+            r = time_2d(square_scenario(n, b, steps=nsteps), nsteps)
+            cps = n * n / r["s_per_step"]
+            rec(n, f"{b}: time per step", r["s_per_step"] * 1e3, "ms")
+            rec(n, f"{b}: all cells", cps / 1e9, "Gcells/s")
+            rec(n, f"{b}: bytes per cell per step", r["bytes_per_cell"], "B")
+            rec(n, f"{b}: fraction of copy bandwidth", cps * r["bytes_per_cell"] / bw, "")
+            rec(n, f"{b}: compile", r["compile_s"], "s")
+    return recs
+
+
+CASES: dict[str, Callable[[], list[dict]]] = {
+    "seed002-tmz": seed002_tmz,
+}

@@ -1,0 +1,9 @@
+"""Time-domain Discrete Geometric Approach (seed 004) on tetrahedral meshes.
+
+Modules: ``mesh`` (TetMesh, checks, quality, RCM renumbering, meshio I/O),
+``structured`` (dependency-free box and cylinder meshers), ``generate`` (scenario mesh
+specs, optional gmsh), ``complex`` (primal/dual incidence, fractioned unknowns),
+``mass`` (fractioned mass matrices, curls, GPU layout, sparse reference), ``step``
+(pure JAX kernels), ``stability`` (power iteration, eigsh of the pencil), ``solver``
+(the scan driver). Kernel modules import neither pydantic nor the model.
+"""

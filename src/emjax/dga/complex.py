@@ -1,0 +1,170 @@
+"""The primal complex and its barycentric dual, as the fractioned DGATD needs them.
+
+Seed 004 (Cicuttin, Codecasa, Kapidani, Specogna, Trevisan, IEEE Trans. Magn. 2018), Sec. II.
+
+Primal: nodes, edges (oriented from lower to higher node index), faces, tets. Each
+tet's nodes are kept in ascending order (``tets_sorted``) so that its six local edges
+``LOCAL_EDGES`` run along the global edge orientation; ``orientation`` (+1/-1) is the
+sign of its volume in that order.
+
+Barycentric dual: a dual node per tet (its barycentre b), a dual edge per face, split
+at the face barycentre g into two halves, one per tet; a dual volume per node.
+
+Unknowns (the seed's fractioned DoFs):
+
+* ``u``: circulation of e on each *half primal edge*, oriented from its node outward
+  to the edge midpoint m. Half edge (edge, side): side 0 sits at ``edges[:, 0]``,
+  side 1 at ``edges[:, 1]``; the full edge circulation is ``u[e, 0] - u[e, 1]``.
+* ``f``: circulation of h on each *half dual edge* from b of a tet to g of one of its
+  faces (outward): four per tet, ``f[k, t]`` for the face opposite local node k.
+
+The fractioned hexahedron Omega_r = tet t intersected with the dual volume of its local
+node i has the primal tangent vectors ``a^j = (x_j - x_i) / 2`` (j != i, the half edges
+at i) and the dual ones ``a~^k = g_k - b`` (k != i, the faces through i).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .mesh import LOCAL_EDGES, LOCAL_FACES, TetMesh, signed_volumes
+
+FACE_SIGN = np.array([1.0, -1.0, 1.0, -1.0])
+"""Face k of a positive tet in ascending local order, traversed p -> q -> r (sorted),
+has outward normal for k = 0, 2 and inward for k = 1, 3."""
+
+
+def _local_curl() -> np.ndarray:
+    """C_ref (4, 6): outward circulation of face k from full-edge circulations."""
+    le = {tuple(p): i for i, p in enumerate(LOCAL_EDGES.tolist())}
+    C = np.zeros((4, 6))
+    for k, (p, q, r) in enumerate(LOCAL_FACES.tolist()):
+        C[k, le[(p, q)]] += FACE_SIGN[k]
+        C[k, le[(q, r)]] += FACE_SIGN[k]
+        C[k, le[(p, r)]] -= FACE_SIGN[k]
+    return C
+
+
+C_REF = _local_curl()
+"""(4, 6) local face-edge incidence of a positive tet; a tet of orientation s uses s C_REF."""
+
+
+@dataclass(frozen=True, eq=False)
+class Complex:
+    """Incidence of the primal mesh and the index maps of the fractioned unknowns.
+
+    Attributes (nt tets, ne edges, nn nodes):
+        nodes: (nn, 3) m.
+        tets: (nt, 4) node indices in ascending order.
+        orientation: (nt,) +1 or -1, sign of the volume in that order.
+        volumes: (nt,) m^3 (positive).
+        edges: (ne, 2) node indices, edges[:, 0] < edges[:, 1].
+        tet_edges: (nt, 6) edge of each local edge.
+        edge_boundary: (ne,) bool, edge on the boundary surface.
+        node_boundary: (nn,) bool.
+        degree: (nn,) number of edges at each node (half edges of its dual volume).
+        slot: (ne, 2) position of half edge (e, side) in its node's list (0..degree-1).
+        node_edges: list per node is implicit: ``(node_of_he, slot)`` pairs; see
+            :meth:`half_edges`.
+        tets_per_edge: (ne,) count of tets around each edge.
+    """
+
+    nodes: np.ndarray
+    tets: np.ndarray
+    orientation: np.ndarray
+    volumes: np.ndarray
+    edges: np.ndarray
+    tet_edges: np.ndarray
+    edge_boundary: np.ndarray
+    node_boundary: np.ndarray
+    degree: np.ndarray
+    slot: np.ndarray
+    tets_per_edge: np.ndarray
+
+    @property
+    def num_edges(self) -> int:
+        return int(self.edges.shape[0])
+
+    @property
+    def num_tets(self) -> int:
+        return int(self.tets.shape[0])
+
+    @property
+    def num_nodes(self) -> int:
+        return int(self.nodes.shape[0])
+
+    @property
+    def num_dofs(self) -> int:
+        """Fractioned unknowns: 2 ne half-edge circulations + 4 nt half-dual-edge ones."""
+        return 2 * self.num_edges + 4 * self.num_tets
+
+
+def build(mesh: TetMesh) -> Complex:
+    """Edges, boundary flags, node degrees and half-edge slots of ``mesh``."""
+    tets = np.sort(mesh.tets, axis=1)
+    vol = signed_volumes(mesh.nodes, tets)
+    orient = np.sign(vol)
+    pairs = tets[:, LOCAL_EDGES].reshape(-1, 2)
+    key = pairs[:, 0] * mesh.num_nodes + pairs[:, 1]
+    ukey, inv = np.unique(key, return_inverse=True)
+    edges = np.stack([ukey // mesh.num_nodes, ukey % mesh.num_nodes], axis=1)
+    tet_edges = inv.reshape(-1, 6)
+    ne = edges.shape[0]
+    # boundary faces -> boundary edges and nodes
+    faces = tets[:, LOCAL_FACES].reshape(-1, 3)
+    fkey = (faces[:, 0] * mesh.num_nodes + faces[:, 1]) * mesh.num_nodes + faces[:, 2]
+    uf, fc = np.unique(fkey, return_counts=True)
+    bf = uf[fc == 1]
+    nn = mesh.num_nodes
+    bfaces = np.stack([bf // (nn * nn), (bf // nn) % nn, bf % nn], axis=1)
+    node_boundary = np.zeros(nn, bool)
+    node_boundary[bfaces.ravel()] = True
+    be = np.concatenate([bfaces[:, [0, 1]], bfaces[:, [0, 2]], bfaces[:, [1, 2]]])
+    bkey = np.unique(be[:, 0] * nn + be[:, 1])
+    edge_boundary = np.isin(ukey, bkey)
+    # half edges sorted by (node, edge): slot = rank within the node
+    he_node = np.concatenate([edges[:, 0], edges[:, 1]])
+    he_id = np.arange(2 * ne)
+    order = np.lexsort((he_id % ne, he_node))
+    degree = np.bincount(he_node, minlength=nn)
+    first = np.concatenate([[0], np.cumsum(degree)[:-1]])
+    rank = np.empty(2 * ne, np.int64)
+    rank[order] = np.arange(2 * ne) - first[he_node[order]]
+    slot = np.stack([rank[:ne], rank[ne:]], axis=1)
+    return Complex(
+        nodes=mesh.nodes, tets=tets, orientation=orient, volumes=np.abs(vol), edges=edges,
+        tet_edges=tet_edges, edge_boundary=edge_boundary, node_boundary=node_boundary,
+        degree=degree, slot=slot, tets_per_edge=np.bincount(inv, minlength=ne),
+    )
+
+
+def hexahedra(cx: Complex) -> tuple[np.ndarray, np.ndarray]:
+    """Tangent vectors of the fractioned hexahedra Omega_r, r = (tet, local node i).
+
+    Returns (a, at), each (nt, 4, 3, 3): ``a[t, i, :, m]`` is the m-th primal half-edge
+    vector ``(x_j - x_i) / 2`` (j the m-th local node != i, ascending) and
+    ``at[t, i, :, m]`` the m-th dual half-edge vector ``g_k - b`` (k the m-th face
+    through i, i.e. k != i ascending). Columns are the vectors, in m.
+    """
+    x = cx.nodes[cx.tets]  # (nt, 4, 3)
+    b = x.mean(axis=1)
+    s = x.sum(axis=1)
+    g = (s[:, None, :] - x) / 3.0  # g[:, k]: barycentre of the face opposite k
+    others = np.array([[j for j in range(4) if j != i] for i in range(4)])
+    a = 0.5 * (x[:, others] - x[:, :, None])  # (nt, 4, 3, 3): [t, i, m, xyz]
+    at = g[:, others] - b[:, None, None, :]
+    return np.swapaxes(a, 2, 3), np.swapaxes(at, 2, 3)
+
+
+OTHERS = np.array([[j for j in range(4) if j != i] for i in range(4)])
+"""OTHERS[i]: the three local nodes (and faces) != i, ascending."""
+
+
+def local_edge_index() -> np.ndarray:
+    """LE[i, j]: local edge index of (i, j) (symmetric), -1 on the diagonal."""
+    le = -np.ones((4, 4), np.int64)
+    for k, (i, j) in enumerate(LOCAL_EDGES.tolist()):
+        le[i, j] = le[j, i] = k
+    return le

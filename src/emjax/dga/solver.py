@@ -1,0 +1,483 @@
+"""The DGATD driver: set-up from a scenario, chunks of ``lax.scan``, monitors, checkpoints.
+
+Set-up (NumPy, float64): mesh -> renumbered -> complex -> fractioned operators
+(:mod:`emjax.dga.mass`) -> stable dt by power iteration (:mod:`emjax.dga.stability`).
+The loop is FDTD's (:mod:`emjax.fdtd.solver`): each chunk one jitted ``lax.scan`` with
+the state donated, waveforms as scan inputs, probe samples and energies as outputs,
+the NaN guard, progress bar and atomic checkpoints (:mod:`emjax.fdtd.checkpoint`)
+between chunks; resuming is bitwise exact.
+
+Time sampling: u^n at n dt, f^{n+1/2} at (n + 1/2) dt; sources are sampled at
+(n + 1/2) dt; probes record e at (n + 1) dt and h at (n + 1/2) dt.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from ..constants import eps0, mu0
+from ..errors import InstabilityError, RunInterrupted, SetupError
+from ..fdtd.checkpoint import load_checkpoint, save_checkpoint
+from ..fdtd.solver import (
+    _chunk_plan,
+    _default_chunk,
+    _from_leaves,
+    _leaves,
+    _progress,
+    _StopFlag,
+    environment,
+)
+from . import step as kern
+from .complex import OTHERS, Complex, build, hexahedra, local_edge_index
+from .mass import Operators, assemble, lossy_factors, sparse_matrices
+from .mesh import TetMesh
+from .stability import spectral_radius, stable_dt
+
+
+@dataclass(eq=False)
+class DGASetup:
+    mesh: TetMesh
+    cx: Complex
+    ops: Operators
+    dt: float
+    rho: float
+    steps: int
+    dtype: type
+
+
+def make_mesh(sim) -> TetMesh:
+    from .generate import build_mesh
+
+    mesh = build_mesh(sim.mesh)
+    return mesh.renumbered() if sim.renumber else mesh
+
+
+def materials(sim, mesh: TetMesh):
+    """(eps, mu, sigma) per tet in SI; refuses region tags the mesh does not have."""
+    tags = np.unique(mesh.regions)
+    unknown = [r.tag for r in sim.regions if r.tag not in tags]
+    if unknown:
+        raise SetupError(f"regions: tags {unknown} do not occur in the mesh, whose tags are "
+                         f"{tags.tolist()}; fix the tags or the mesh")
+    eps = np.full(mesh.num_tets, sim.background.eps_r)
+    mu = np.full(mesh.num_tets, sim.background.mu_r)
+    sig = np.full(mesh.num_tets, sim.background.sigma)
+    for r in sim.regions:
+        m = mesh.regions == r.tag
+        eps[m], mu[m], sig[m] = r.medium.eps_r, r.medium.mu_r, r.medium.sigma
+    return eps * eps0, mu * mu0, sig
+
+
+def bucket_layout(ops: Operators) -> tuple[tuple[int, int, int], ...]:
+    """Static (offset, width, count) of each bucket of the flat u."""
+    return tuple((b.offset, b.width, b.count) for b in ops.buckets)
+
+
+def free_mask(ops: Operators) -> np.ndarray:
+    free = np.zeros(ops.nu, bool)
+    for b in ops.buckets:
+        pos = b.offset + np.arange(b.width)[:, None] * b.count + np.arange(b.count)[None, :]
+        free[pos[b.free]] = True
+    return free
+
+
+def dense_arrays(ops: Operators, dt: float, dtype) -> dict:
+    """Kernel arrays of the dense formulation, A and Q scaled by dt."""
+    buckets = []
+    for b in ops.buckets:
+        if b.Msig is not None:
+            Pm, Q = lossy_factors(b, dt)
+            buckets.append({"Q": Q.astype(dtype), "P": Pm.astype(dtype),
+                            "edge": b.edge.astype(np.int32)})
+        else:
+            buckets.append({"Q": (b.Minv_s * dt).astype(dtype), "edge": b.edge.astype(np.int32)})
+    return {"A": (ops.A * dt).astype(dtype), "hs": ops.hs.astype(np.int32),
+            "he": ops.he.astype(np.int32), "orient": ops.cx.orientation.astype(dtype),
+            "eidx": ops.eidx.astype(np.int32), "buckets": buckets}
+
+
+def sparse_arrays(ops: Operators, dt: float, dtype) -> dict:
+    from jax.experimental import sparse as jsparse
+
+    F, G, Pm, _ = sparse_matrices(ops, dt)
+    out = {"F": jsparse.BCOO.from_scipy_sparse(F.astype(dtype)),
+           "G": jsparse.BCOO.from_scipy_sparse(G.astype(dtype))}
+    if Pm is not None:
+        out["P"] = jsparse.BCOO.from_scipy_sparse(Pm.astype(dtype))
+    return out
+
+
+def energy_arrays(ops: Operators, dtype) -> dict:
+    return {"Mmu": ops.Mmu.astype(dtype), "Meps": [b.Meps.astype(dtype) for b in ops.buckets]}
+
+
+def prepare(sim) -> DGASetup:
+    mesh = make_mesh(sim)
+    cx = build(mesh)
+    eps, mu, sig = materials(sim, mesh)
+    ops = assemble(cx, eps, mu, sig)
+    dtype = kern.np_dtype(sim.dtype)
+    # float64 whatever the run's dtype: |K v| ~ rho ~ 1e20 1/s^2 overflows float32 norms
+    K1 = jax.device_put(dense_arrays(ops, 1.0, np.float64))
+    K1 = {**K1, "buckets": [{"Q": b.Minv_s, "edge": b.edge.astype(np.int32)}
+                            for b in ops.buckets]}
+    rho = spectral_radius(K1, bucket_layout(ops), energy_arrays(ops, np.float64), ops.nu,
+                          free_mask(ops))
+    dt = stable_dt(rho, sim.safety)
+    steps = sim.steps if sim.steps is not None else max(1, math.ceil(sim.duration / dt - 1e-9))
+    return DGASetup(mesh=mesh, cx=cx, ops=ops, dt=dt, rho=rho, steps=steps, dtype=dtype)
+
+
+def snap_edge(cx: Complex, pec: np.ndarray, position, direction) -> tuple[int, float]:
+    """(edge, sign): the interior edge near ``position`` best aligned with ``direction``."""
+    x = cx.nodes[cx.edges]
+    mid = x.mean(axis=1)
+    vec = x[:, 1] - x[:, 0]
+    d = np.linalg.norm(mid - np.asarray(position), axis=1)
+    d = np.where(pec, np.inf, d)
+    near = np.nonzero(d <= 1.5 * d.min() + 1e-12)[0]
+    u = np.asarray(direction, float) / np.linalg.norm(direction)
+    cos = vec[near] @ u / np.linalg.norm(vec[near], axis=1)
+    k = int(np.argmax(np.abs(cos)))
+    return int(near[k]), float(np.sign(cos[k]) or 1.0)
+
+
+def locate(cx: Complex, points) -> tuple[np.ndarray, np.ndarray]:
+    """(tet, local node of the Omega_r holding the point) for each point."""
+    x = cx.nodes[cx.tets]
+    T = np.stack([x[:, 1] - x[:, 0], x[:, 2] - x[:, 0], x[:, 3] - x[:, 0]], axis=2)
+    Tinv = np.linalg.inv(T)
+    tets, loc = [], []
+    for p in np.atleast_2d(points):
+        lam = np.einsum("tij,tj->ti", Tinv, p - x[:, 0])
+        bary = np.concatenate([1 - lam.sum(axis=1, keepdims=True), lam], axis=1)
+        worst = bary.min(axis=1)
+        t = int(np.argmax(worst))
+        if worst[t] < -1e-9:
+            lo, hi = cx.nodes.min(axis=0), cx.nodes.max(axis=0)
+            raise SetupError(f"point {tuple(float(v) for v in p)} m lies outside the mesh "
+                             f"(bounding box {lo.tolist()} .. {hi.tolist()} m); move it inside")
+        tets.append(t)
+        loc.append(int(np.argmax(bary[t])))
+    return np.array(tets), np.array(loc)
+
+
+def probe_arrays(ops: Operators, points, dtype) -> dict:
+    """Indices and 3x3 reconstruction matrices of e and h at ``points``."""
+    cx = ops.cx
+    t, i = locate(cx, points)
+    a, at = hexahedra(cx)
+    LE = local_edge_index()
+    ue, fh = [], []
+    for tt, ii in zip(t, i, strict=True):
+        row_u, row_f = [], []
+        for j in OTHERS[ii]:
+            e = cx.tet_edges[tt, LE[ii, j]]
+            row_u.append(ops.he_pos[e, 0 if ii < j else 1])
+            row_f.append(j * cx.num_tets + tt)
+        ue.append(row_u), fh.append(row_f)
+    We = np.swapaxes(np.linalg.inv(a[t, i]), 1, 2)
+    Wh = np.swapaxes(np.linalg.inv(at[t, i]), 1, 2)
+    return {"ue": np.array(ue, np.int32), "fh": np.array(fh, np.int32),
+            "We": We.astype(dtype), "Wh": Wh.astype(dtype)}
+
+
+class DGASolver:
+    """A prepared DGATD run: ``init_state``, ``advance`` (one chunk), ``run``."""
+
+    def __init__(self, sim, *, chunk: int | None = None, setup: DGASetup | None = None):
+        self.sim = sim
+        self.setup = setup or prepare(sim)
+        self.chunk = chunk or _default_chunk(self.setup.steps)
+        s, ops = self.setup, self.setup.ops
+        self.layout = bucket_layout(ops)
+        self._compiled: dict[int, object] = {}
+        cur = [k for k, src in enumerate(sim.sources) if src.kind == "current"]
+        soft = [k for k, src in enumerate(sim.sources) if src.kind == "soft"]
+        self._cur, self._soft = cur, soft
+        snapped = [snap_edge(s.cx, ops.pec, src.position, src.direction) for src in sim.sources]
+        self.source_edges = snapped
+        K = (dense_arrays(ops, s.dt, s.dtype) if sim.formulation == "dense"
+             else sparse_arrays(ops, s.dt, s.dtype))
+        if cur:
+            e = np.array([snapped[k][0] for k in cur])
+            K["src_edge"] = e.astype(np.int32)
+            if sim.formulation == "sparse":
+                from jax.experimental import sparse as jsparse
+
+                _, _, _, Q = sparse_matrices(ops, s.dt)
+                K["Qsrc"] = jsparse.BCOO.from_scipy_sparse(Q[:, e].astype(s.dtype).tocsr())
+        if soft:
+            e = np.array([snapped[k][0] for k in soft])
+            K["soft_pos"] = ops.he_pos[e].T.astype(np.int32)
+        self._amp = np.array([snapped[k][1] * src.amplitude for k, src in enumerate(sim.sources)])
+        consts = {"K": K, "probes": [probe_arrays(ops, p.positions, s.dtype) for p in sim.probes]}
+        if sim.energy:
+            consts["E"] = energy_arrays(ops, s.dtype)
+        if sim.snapshots:
+            consts["snap"] = self._snapshot_arrays()
+        self.consts = jax.device_put(consts)
+        nbytes = sum(x.nbytes for x in jax.tree_util.tree_leaves(self.consts))
+        self._capture = jax.default_backend() == "cpu" and nbytes < 64 * 2**20
+
+    # ---------------------------------------------------------------- state
+    def init_state(self) -> dict:
+        s = self.setup
+        return {"u": jnp.zeros((s.ops.nu,), s.dtype),
+                "f": jnp.zeros((4, s.cx.num_tets), s.dtype), "n": jnp.zeros((), jnp.int32)}
+
+    def empty_record(self) -> dict:
+        dt, nt = self.setup.dtype, self.setup.cx.num_tets
+        return {
+            "probe": [[np.zeros((0, len(p.positions), 3), dt)] * 2 for p in self.sim.probes],
+            "energy": [np.zeros((0,), dt) for _ in self.sim.energy],
+            "snap": [[np.zeros((0, 3, nt), dt)] * 2 for _ in self.sim.snapshots],
+        }
+
+    def _snapshot_arrays(self) -> dict:
+        """Tet averages: e = sum over 12 half edges, h = sum over 4 half dual edges."""
+        cx, ops = self.setup.cx, self.setup.ops
+        a, at = hexahedra(cx)
+        We = np.swapaxes(np.linalg.inv(a), 2, 3) / 4  # (nt, 4, 3, 3)
+        Wh = np.swapaxes(np.linalg.inv(at), 2, 3) / 4
+        LE = local_edge_index()
+        idx = np.zeros((cx.num_tets, 4, 3), np.int64)
+        Mh = np.zeros((cx.num_tets, 3, 4))
+        for i in range(4):
+            for m, j in enumerate(OTHERS[i]):
+                idx[:, i, m] = ops.he_pos[cx.tet_edges[:, LE[i, j]], 0 if i < j else 1]
+                Mh[:, :, j] += Wh[:, i, :, m]
+        dt = self.setup.dtype
+        return {"idx": np.moveaxis(idx.reshape(-1, 12), 0, 1).astype(np.int32),
+                "Me": np.moveaxis(We.transpose(0, 2, 1, 3).reshape(-1, 3, 12), 0, 2).astype(dt),
+                "Mh": np.moveaxis(Mh, 0, 2).astype(dt)}
+
+    # ---------------------------------------------------------------- chunk
+    def _inputs(self, step0: int, length: int) -> dict:
+        s = self.setup
+        t = (np.arange(step0, step0 + length, dtype=np.float64) + 0.5) * s.dt
+        w = np.stack([src.waveform(t) * a for src, a in zip(self.sim.sources, self._amp,
+                                                            strict=True)], axis=1) \
+            if self.sim.sources else np.zeros((length, 0))
+        return {"cur": w[:, self._cur].astype(s.dtype), "soft": w[:, self._soft].astype(s.dtype)}
+
+    def advance(self, state: dict, step0: int, length: int):
+        if length not in self._compiled:
+            fn = partial(_chunk, sim=self.sim, layout=self.layout, length=length,
+                         has_cur=bool(self._cur), has_soft=bool(self._soft))
+            if self._capture:
+                # XLA:CPU runs the gathers 3-4x faster with the index arrays as constants
+                consts = self.consts
+                self._compiled[length] = jax.jit(
+                    lambda st, xs, n0, fn=fn: fn(st, consts, xs, n0), donate_argnums=(0,))
+            else:
+                self._compiled[length] = jax.jit(
+                    lambda st, xs, n0, c, fn=fn: fn(st, c, xs, n0), donate_argnums=(0,))
+        args = (state, self._inputs(step0, length), np.int32(step0))
+        return self._compiled[length](*args) if self._capture else \
+            self._compiled[length](*args, self.consts)
+
+    # ---------------------------------------------------------------- run
+    def run(self, *, progress: bool = True, checkpoint_every: int | None = None,
+            checkpoint_path: str | Path | None = None, resume: str | Path | None = None):
+        """All steps; returns :class:`emjax.results.Results` (checkpoints as for FDTD)."""
+        from ..results import Results
+
+        s = self.setup
+        ckpt = Path(checkpoint_path or f"{self.sim.name}.ckpt.h5")
+        if resume is not None:
+            step, state, record = load_checkpoint(self, resume)
+        else:
+            step, state, record = 0, self.init_state(), self.empty_record()
+        pieces = {k: [v] for k, v in _leaves(record).items()}
+        bar = _progress(s.steps, progress)
+        bar.update(step)
+        t_start, compile_s, timed_s, timed_steps = time.perf_counter(), 0.0, 0.0, 0
+        dofs = s.cx.num_dofs
+        stop = _StopFlag()
+        try:
+            with stop:
+                for length in _chunk_plan(step, s.steps, self.chunk, checkpoint_every):
+                    t0 = time.perf_counter()
+                    new = length not in self._compiled
+                    state, ys, finite = self.advance(state, step, length)
+                    finite = bool(finite)
+                    if new:
+                        compile_s += time.perf_counter() - t0
+                    else:
+                        timed_s += time.perf_counter() - t0
+                        timed_steps += length
+                    if not finite:
+                        raise InstabilityError(
+                            f"the DGATD run went unstable between steps {step} and "
+                            f"{step + length} (dt = {s.dt:.4g} s, safety {self.sim.safety}); "
+                            "lower 'safety' or check the mesh quality and media",
+                            step=step + length, field="u/f", index=())
+                    ys = jax.device_get(ys)
+                    for key in pieces:
+                        kind, k, j = key
+                        if kind == "snap":
+                            m = self.sim.snapshots[k]
+                            count = (step + length) // m.interval - step // m.interval
+                            pieces[key].append(np.asarray(ys["snap"][k][j][:count]))
+                        elif kind == "probe":
+                            pieces[key].append(np.asarray(ys["probe"][k][j]))
+                        else:
+                            pieces[key].append(np.asarray(ys["energy"][k]))
+                    step += length
+                    bar.update(length)
+                    if timed_steps:
+                        bar.set_postfix_str(f"{dofs * timed_steps / timed_s / 1e6:.0f} MDoF/s")
+                    done = step == s.steps
+                    due = checkpoint_every and step % checkpoint_every == 0 and not done
+                    if due or (stop.requested and not done):
+                        record = _from_leaves(record, pieces)
+                        save_checkpoint(self, ckpt, step, state, record)
+                    if stop.requested and not done:
+                        part = Results(scenario=self.sim, monitors=self._collect(record, step),
+                                       metadata={**self._metadata(step, 0, 0, 0),
+                                                 "interrupted_at_step": step})
+                        raise RunInterrupted(
+                            f"run stopped by {stop.requested} at step {step} of {s.steps}; "
+                            f"checkpoint written to '{ckpt}'. Resume with "
+                            f"`emjax run --resume {ckpt}` or run(resume='{ckpt}')",
+                            results=part, checkpoint=ckpt, step=step)
+        finally:
+            bar.close()
+        wall = time.perf_counter() - t_start
+        rate = (dofs * timed_steps / timed_s if timed_steps
+                else dofs * s.steps / max(wall, 1e-12))
+        record = _from_leaves(record, pieces)
+        self.state = state
+        return Results(scenario=self.sim, monitors=self._collect(record, s.steps),
+                       metadata=self._metadata(s.steps, wall, compile_s, rate))
+
+    def _metadata(self, steps, wall, compile_s, rate) -> dict:
+        s = self.setup
+        q = s.mesh.quality()
+        return {"solver": "DGATD", "dt": s.dt, "rho": s.rho, "steps": steps,
+                "tets": s.cx.num_tets, "edges": s.cx.num_edges, "nodes": s.cx.num_nodes,
+                "dofs": s.cx.num_dofs, "dtype": self.sim.dtype,
+                "formulation": self.sim.formulation, "edge_mean": q["edge_mean"],
+                "source_edges": [int(e) for e, _ in self.source_edges],
+                "wall_time_s": wall, "compile_time_s": compile_s, "dofs_per_s": rate,
+                **environment()}
+
+    def _collect(self, record, steps: int) -> dict:
+        from ..results import MonitorData
+
+        dt = self.setup.dt
+        n = np.arange(steps, dtype=np.float64)
+        out = {}
+        names = ("Ex", "Ey", "Ez", "Hx", "Hy", "Hz")
+        for k, p in enumerate(self.sim.probes):
+            e, h = record["probe"][k]
+            both = np.concatenate([e, h], axis=2)
+            data = {c: both[:, :, names.index(c)] for c in p.components}
+            out[p.name] = MonitorData(name=p.name, kind="Probe", data=data, coords={
+                "t_E": (n + 1) * dt, "t_H": (n + 0.5) * dt, "points": np.array(p.positions)})
+        for k, m in enumerate(self.sim.energy):
+            take = np.nonzero((np.arange(steps) + 1) % m.interval == 0)[0]
+            out[m.name] = MonitorData(name=m.name, kind="EnergyMonitor",
+                                      data={"energy": record["energy"][k][take]},
+                                      coords={"t": n[take] * dt})
+        for k, m in enumerate(self.sim.snapshots):
+            take = np.nonzero((np.arange(steps) + 1) % m.interval == 0)[0]
+            e, h = record["snap"][k]
+            out[m.name] = MonitorData(name=m.name, kind="FieldSnapshot",
+                                      data={"E": e, "H": h}, coords={"t": (take + 1.0) * dt})
+        return out
+
+
+def _chunk(state, consts, xs, step0, *, sim, layout, length, has_cur, has_soft):
+    K = consts["K"]
+    dense = sim.formulation == "dense"
+
+    def body(carry, x):
+        u, f = carry["u"], carry["f"]
+        f_new = kern.faraday(u, f, K) if dense else kern.faraday_sparse(u, f, K)
+        cur = x["cur"] if has_cur else None
+        u_new = (kern.ampere(u, f_new, K, layout, cur) if dense
+                 else kern.ampere_sparse(u, f_new, K, cur))
+        if has_soft:
+            u_new = kern.soft(u_new, K, x["soft"])
+        ys = {"probe": [list(kern.probe(u_new, f_new, P)) for P in consts["probes"]],
+              "energy": []}
+        for m in sim.energy:
+            ys["energy"].append(lax.cond(
+                (carry["n"] + 1) % m.interval == 0,
+                lambda u=u, f=f, f_new=f_new: kern.energy(u, f, f_new, consts["E"], layout),
+                lambda: jnp.zeros((), u.dtype)))
+        snap = []
+        for m, bufs in zip(sim.snapshots, carry["snap"], strict=True):
+            n1 = carry["n"] + 1
+            take = n1 % m.interval == 0
+            slot = jnp.clip(n1 // m.interval - step0 // m.interval - 1, 0, bufs[0].shape[0] - 1)
+            S = consts["snap"]
+            e = jnp.sum(S["Me"] * u_new[S["idx"]][None], axis=1)
+            h = jnp.sum(S["Mh"] * f_new[None], axis=1)
+            new = []
+            for F, buf in ((e, bufs[0]), (h, bufs[1])):
+                old = lax.dynamic_index_in_dim(buf, slot, keepdims=False)
+                new.append(lax.dynamic_update_index_in_dim(buf, jnp.where(take, F, old), slot, 0))
+            snap.append(new)
+        return {"u": u_new, "f": f_new, "n": carry["n"] + 1, "snap": snap}, ys
+
+    nt = state["f"].shape[1]
+    state = dict(state, snap=[[jnp.zeros((length // m.interval + 1, 3, nt), state["f"].dtype)] * 2
+                              for m in sim.snapshots])
+    state, ys = lax.scan(body, state, xs, length=length)
+    ys["snap"] = state.pop("snap")
+    finite = jnp.isfinite(jnp.sum(jnp.abs(state["u"])) + jnp.sum(jnp.abs(state["f"])))
+    return state, ys, finite
+
+
+def estimate(sim) -> dict[str, int]:
+    """Device bytes of a run (fields, operators, monitors), from the mesh alone."""
+    from .mass import choose_buckets
+
+    mesh = make_mesh(sim)
+    cx = build(mesh)
+    isz = 4 if sim.dtype == "float32" else 8
+    nt, ne = cx.num_tets, cx.num_edges
+    w = choose_buckets(cx.degree)
+    nu = int(w.sum())
+    mat = int((w.astype(np.int64) ** 2).sum())
+    P = int(cx.tets_per_edge.max())
+    out = {"fields": (nu + 4 * nt) * isz,
+           "faraday": nt * (24 * isz + 48 + isz),
+           "ampere": mat * isz + nu * 4 + P * ne * 4,
+           "energy": (16 * nt + mat) * isz if sim.energy else 0,
+           "scan_buffers": 2 * (nu + 4 * nt) * isz}
+    if sim.formulation == "sparse":
+        out["sparse_matrices"] = (48 * nt + mat * P) * (isz + 8)
+    out["total"] = int(sum(out.values()))
+    return out
+
+
+def write_snapshots(res, name: str, mesh: TetMesh, path: str | Path) -> Path:
+    """Write a snapshot monitor as an XDMF time series (meshio; opens in ParaView).
+    ``mesh`` must be the solver's (``DGASolver.setup.mesh``), whose tet order it matches."""
+    import meshio
+
+    md = res[name]
+    path = Path(path)
+    with meshio.xdmf.TimeSeriesWriter(str(path)) as w:
+        w.write_points_cells(mesh.nodes, [("tetra", np.sort(mesh.tets, axis=1))])
+        for k, t in enumerate(md.coords["t"]):
+            w.write_data(float(t), cell_data={"E": [md.data["E"][k].T], "H": [md.data["H"][k].T]})
+    return path
+
+
+def run(sim, *, progress: bool = True, chunk: int | None = None, **kwargs):
+    """Run a DGATD scenario; returns :class:`emjax.results.Results`."""
+    return DGASolver(sim, chunk=chunk).run(progress=progress, **kwargs)

@@ -1,0 +1,127 @@
+"""The stable time step and the discrete spectrum of the DGATD operator.
+
+Seed 004, Sec. III: with ``K = (M^eps)^{-1} C~ (M^mu)^{-1} C`` the leapfrog is stable for
+``dt < 2 / sqrt(rho(K))``. K is self-adjoint and non-negative in the M^eps inner product,
+so the power iteration converges to its largest eigenvalue; the Rayleigh quotient
+``rho ~ (f^T M^mu f) / (u^T M^eps u)`` with ``f = (M^mu)^{-1} C u`` is used, which lies
+below rho by the square of the iteration error. The step taken is ``safety`` times the
+limit.
+
+:func:`eigenfrequencies` solves the symmetric pencil ``C^T (M^mu)^{-1} C x = lambda M^eps x``
+(scipy.sparse.linalg.eigsh, shift-invert at several shifts) on the free half edges and
+drops the null space of gradients (lambda ~ 0). The leapfrog then rings at
+``sin(omega dt / 2) = (dt / 2) sqrt(lambda)``: :func:`leapfrog_frequency`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import step as kern
+
+
+def spectral_radius(K1: dict, layout, E: dict, nu: int, free: np.ndarray, iters: int = 300,
+                    seed: int = 0) -> float:
+    """Largest eigenvalue of K (1/s^2) by ``iters`` power iterations.
+
+    K1: dense kernel arrays with dt = 1 (A unscaled, Q = (M^eps)^{-1} diag(sign));
+    E: energy arrays (Mmu, Meps per bucket); free: (nu,) mask of the unknowns.
+    """
+    dtype = K1["A"].dtype
+    mask = jnp.asarray(free, dtype)
+    v0 = jax.random.normal(jax.random.PRNGKey(seed), (nu,), dtype) * mask
+    nt = K1["A"].shape[2]
+    zero_f = jnp.zeros((4, nt), dtype)
+
+    def apply(u):
+        f = kern.faraday(u, zero_f, K1)  # -(M^mu)^{-1} C u
+        return -kern.ampere(jnp.zeros_like(u), f, K1, layout), f
+
+    def body(_, v):
+        w, _ = apply(v)
+        return w / jnp.linalg.norm(w)
+
+    @jax.jit
+    def run(v):
+        v = jax.lax.fori_loop(0, iters, body, v / jnp.linalg.norm(v))
+        _, f = apply(v)
+        num = 2 * kern.energy(jnp.zeros_like(v), f, f, E, layout)
+        den = 2 * kern.energy(v, zero_f, zero_f, E, layout)
+        return num / den
+
+    return float(run(v0))
+
+
+def stable_dt(rho: float, safety: float) -> float:
+    """``safety * 2 / sqrt(rho)`` in s."""
+    return safety * 2.0 / math.sqrt(rho)
+
+
+def pencil(ops):
+    """(S, M, free): stiffness C^T (M^mu)^{-1} C and mass M^eps on the flat u, CSR,
+    restricted to the free half edges (indices ``free`` into the flat u)."""
+    import scipy.sparse as sp
+
+    from .complex import C_REF
+
+    cx = ops.cx
+    nt = cx.num_tets
+    Ct = cx.orientation[None, None, :] * C_REF[:, :, None]  # (4, 6, nt)
+    rows = np.broadcast_to(np.arange(4)[:, None, None] * nt + np.arange(nt)[None, None, :],
+                           Ct.shape)
+    nz = Ct != 0
+    Cu = sp.csr_matrix(
+        (np.concatenate([Ct[nz], -Ct[nz]]),
+         (np.concatenate([rows[nz], rows[nz]]),
+          np.concatenate([np.broadcast_to(ops.hs[None], Ct.shape)[nz],
+                          np.broadcast_to(ops.he[None], Ct.shape)[nz]]))),
+        shape=(4 * nt, ops.nu))
+    Minv = np.linalg.inv(np.moveaxis(ops.Mmu, 2, 0))  # (nt, 4, 4)
+    r = np.arange(4)[None, :, None] * nt + np.arange(nt)[:, None, None]
+    c = np.arange(4)[None, None, :] * nt + np.arange(nt)[:, None, None]
+    Mmu_inv = sp.csr_matrix((Minv.ravel(), (np.broadcast_to(r, Minv.shape).ravel(),
+                                            np.broadcast_to(c, Minv.shape).ravel())),
+                            shape=(4 * nt, 4 * nt))
+    S = (Cu.T @ Mmu_inv @ Cu).tocsr()
+    mr, mc, mv = [], [], []
+    free = np.zeros(ops.nu, bool)
+    for b in ops.buckets:
+        nv = b.count
+        pos = b.offset + np.arange(b.width)[:, None] * nv + np.arange(nv)[None, :]
+        free[pos[b.free]] = True
+        ii = np.broadcast_to(pos[:, None, :], b.Meps.shape)
+        jj = np.broadcast_to(pos[None, :, :], b.Meps.shape)
+        keep = b.Meps != 0
+        mr.append(ii[keep]), mc.append(jj[keep]), mv.append(b.Meps[keep])
+    M = sp.csr_matrix((np.concatenate(mv), (np.concatenate(mr), np.concatenate(mc))),
+                      shape=(ops.nu, ops.nu))
+    idx = np.nonzero(free)[0]
+    return S[idx][:, idx].tocsr(), M[idx][:, idx].tocsc(), idx
+
+
+def eigenfrequencies(ops, shifts_hz, per_shift: int = 6, null_tol: float = 1e-6) -> np.ndarray:
+    """Distinct angular-free frequencies f = sqrt(lambda) / 2 pi (Hz) of the discrete
+    operator found near each shift (Hz), gradients (lambda below ``null_tol`` times the
+    shift) removed; sorted."""
+    from scipy.sparse.linalg import eigsh
+
+    S, M, _ = pencil(ops)
+    found = []
+    for fs in shifts_hz:
+        sigma = (2 * math.pi * fs) ** 2
+        lam = eigsh(S, k=per_shift, M=M, sigma=sigma, which="LM", return_eigenvectors=False)
+        found.extend(lam[lam > null_tol * sigma].tolist())
+    f = np.sqrt(np.sort(np.array(found))) / (2 * math.pi)
+    keep = np.concatenate([[True], np.diff(f) > 1e-9 * f[1:]]) if f.size else f.astype(bool)
+    return f[keep]
+
+
+def leapfrog_frequency(f_exact_operator: np.ndarray, dt: float) -> np.ndarray:
+    """Frequency (Hz) at which the leapfrog rings for an operator eigenfrequency (Hz):
+    ``sin(omega dt / 2) = (dt / 2) sqrt(lambda)``, sqrt(lambda) = 2 pi f."""
+    w = 2 * math.pi * np.asarray(f_exact_operator)
+    return 2.0 / dt * np.arcsin(w * dt / 2) / (2 * math.pi)

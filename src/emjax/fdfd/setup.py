@@ -1,0 +1,232 @@
+"""Turn an FDFD3D scenario into coefficient arrays (NumPy, outside jit).
+
+Time convention e^{+j omega t}: eps = eps0 (eps_r - j sigma / (omega eps0)),
+mu = mu0 (mu_r - j sigma_m / (omega mu0)), stretch s = kappa + sigma / (alpha + j omega
+eps0) from the shared grading of :mod:`emjax.grid.pml`.
+
+Sub-cell averaging (``subpixel``): at E samples whose neighbourhood holds more than one
+medium, eps is averaged over the dual cell (4 x 4 x 4 sub-samples) with the anisotropic
+rule of Farjadpour et al. (2006) / Kottke et al. (2008), kept diagonal:
+``1/eps_aa = n_a^2 <1/eps> + (1 - n_a^2) / <eps>``, n the interface normal estimated
+from the first moment of the sub-sampled eps.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..constants import eps0, mu0
+from ..errors import SetupError
+from ..grid.pml import grading, sigma_optimal, stretch
+from ..grid.rasterize import rasterize
+from ..grid.yee import OFFSETS, YeeGrid
+from ..model.geometry import Voxels
+
+_SUB = 4  # sub-samples per axis for the averaging
+
+
+@dataclass
+class FDFDSetup:
+    """Everything the solver needs, as NumPy arrays (see :mod:`emjax.fdfd.operator`)."""
+
+    grid: YeeGrid
+    omega: float
+    eps: np.ndarray  # (3, nx, ny, nz) complex, absolute permittivity at E samples, F/m
+    mu: np.ndarray  # (3, nx, ny, nz) complex, absolute permeability at H samples, H/m
+    s_int: tuple  # per axis, stretch at integer nodes (n,)
+    s_half: tuple  # per axis, stretch at half nodes (n,)
+    warnings: list
+
+
+def pml_stretch(n: int, d: float, t: int, pml, omega: float) -> tuple[np.ndarray, np.ndarray]:
+    """Stretch at integer and half nodes along one axis of ``n`` cells, ``t`` PML cells."""
+    sig_max = pml.sigma_max if pml.sigma_max is not None else sigma_optimal(pml.m, d)
+    out = []
+    for off in (0.0, 0.5):
+        u = np.arange(n) + off  # position in cells from the lower wall
+        rho = np.maximum((t - u) / t, (u - (n - t)) / t)
+        rho = np.where(rho > 0, rho, 0.0)
+        sig, kap, alp = grading(rho, m=pml.m, sigma_max=sig_max, kappa_max=pml.kappa_max,
+                                alpha_max=pml.alpha_max, m_alpha=pml.m_alpha)
+        s = np.where(rho > 0, stretch(sig, kap, alp, omega), 1.0 + 0j)
+        out.append(s.astype(np.complex128))
+    return out[0], out[1]
+
+
+def check_resolution(sim) -> list[str]:
+    """Warnings (or SetupError under ``strict``) for < 10 cells per wavelength; PML check."""
+    msgs = []
+    for label, cpw in sim.cells_per_wavelength():
+        if cpw < 10:
+            msgs.append(f"medium '{label}': {cpw:.3g} cells per wavelength (< 10) at "
+                        f"{sim.frequency:.6g} Hz with spacing {max(sim.domain.spacing3):.4g} m; "
+                        "refine the spacing")
+    t = sim.boundary.thickness
+    if t < 8:
+        msgs.append(f"boundary: PML thickness = {t} cells is too thin for the Krylov solver "
+                    "to converge reliably and reflects strongly; use at least 8 (10 default)")
+    if msgs and sim.strict:
+        raise SetupError("; ".join(msgs) + " (strict=True)")
+    for m in msgs:
+        warnings.warn(m, stacklevel=3)
+    return msgs
+
+
+def _medium_eps(m, omega):
+    return eps0 * complex(m.eps_r, -m.sigma / (omega * eps0))
+
+
+def _medium_mu(m, omega):
+    return mu0 * complex(m.mu_r, -m.sigma_m / (omega * mu0))
+
+
+def build(sim) -> FDFDSetup:
+    """Grid, material and stretch arrays of ``sim``; raises before large allocations."""
+    msgs = check_resolution(sim)
+    dom = sim.domain
+    grid = YeeGrid(cells=dom.cells, spacing=dom.spacing3, lower=dom.lower)
+    omega = sim.omega
+    mm = rasterize(grid, sim.background, sim.structures)
+    eps_tab = np.array([_medium_eps(m, omega) for m in mm.media])
+    mu_tab = np.array([_medium_mu(m, omega) for m in mm.media])
+    eps = np.stack([eps_tab[mm.index[c]] for c in ("Ex", "Ey", "Ez")])
+    mu = np.stack([mu_tab[mm.index[c]] for c in ("Hx", "Hy", "Hz")])
+    if sim.subpixel and sim.structures:
+        for a, c in enumerate(("Ex", "Ey", "Ez")):
+            _average(grid, c, a, mm.index[c], eps[a], sim, omega)
+    s_int, s_half = [], []
+    for a in range(3):
+        si, sh = pml_stretch(grid.cells[a], grid.spacing[a], sim.boundary.thickness,
+                             sim.boundary, omega)
+        s_int.append(si)
+        s_half.append(sh)
+    return FDFDSetup(grid=grid, omega=omega, eps=eps, mu=mu, s_int=tuple(s_int),
+                     s_half=tuple(s_half), warnings=msgs)
+
+
+def _paint(sim, x, y, z, omega):
+    """Complex eps at points (broadcast arrays), structures painted in order."""
+    out = np.full(np.broadcast_shapes(x.shape, y.shape, z.shape),
+                  _medium_eps(sim.background, omega), dtype=np.complex128)
+    for s in sim.structures:
+        g = s.geometry
+        if isinstance(g, Voxels):
+            lab = g.sample(x, y, z)
+            for k, m in g.media.items():
+                out = np.where(lab == int(k), _medium_eps(m, omega), out)
+        else:
+            out = np.where(g.inside(x, y, z), _medium_eps(s.medium, omega), out)
+    return out
+
+
+def _average(grid, comp, a, index, eps_a, sim, omega):
+    """Sub-cell averaged eps (in place) at samples of ``comp`` near interfaces."""
+    idx = index.astype(np.int32)
+    edge = np.zeros(idx.shape, dtype=bool)
+    for b in range(3):
+        dif = np.diff(idx, axis=b) != 0
+        sl_lo = [slice(None)] * 3
+        sl_hi = [slice(None)] * 3
+        sl_lo[b] = slice(0, -1)
+        sl_hi[b] = slice(1, None)
+        edge[tuple(sl_lo)] |= dif
+        edge[tuple(sl_hi)] |= dif
+    pts = np.nonzero(edge)
+    if pts[0].size == 0:
+        return
+    d = np.array(grid.spacing)
+    off = (np.arange(_SUB) + 0.5) / _SUB - 0.5
+    ox, oy, oz = np.meshgrid(off, off, off, indexing="ij")
+    sub = np.stack([ox.ravel(), oy.ravel(), oz.ravel()], axis=1) * d  # (S, 3)
+    chunk = 1 << 14
+    for c0 in range(0, pts[0].size, chunk):
+        ii = [p[c0:c0 + chunk] for p in pts]
+        centre = np.stack([grid.lower[b] + (ii[b] + OFFSETS[comp][b]) * d[b] for b in range(3)],
+                          axis=1)  # (P, 3)
+        r = centre[:, None, :] + sub[None, :, :]  # (P, S, 3)
+        e = _paint(sim, r[..., 0], r[..., 1], r[..., 2], omega)  # (P, S)
+        mean = e.mean(axis=1)
+        harm = 1.0 / (1.0 / e).mean(axis=1)
+        w = (e - mean[:, None]).real
+        n = (w[:, :, None] * sub[None, :, :]).sum(axis=1)
+        nn = np.linalg.norm(n, axis=1)
+        na2 = np.where(nn > 0, (n[:, a] / np.where(nn > 0, nn, 1.0)) ** 2, 1.0 / 3.0)
+        eps_a[tuple(ii)] = 1.0 / (na2 / harm + (1.0 - na2) / mean)
+
+
+# ----------------------------------------------------------------- coefficients
+def coefficient_arrays(st: FDFDSetup):
+    """Dense CAS arrays: ce (3, 2, ...), we (3, ...) and ch (3, 2, ...), complex128."""
+    jw = 1j * st.omega
+    d = st.grid.spacing
+    shape = st.grid.shape
+
+    def s_along(b, half):
+        s = (st.s_half if half else st.s_int)[b]
+        sh = [1, 1, 1]
+        sh[b] = -1
+        return (s * d[b]).reshape(sh)
+
+    from .operator import E_TERMS, H_TERMS
+
+    ch = np.empty((3, 2, *shape), dtype=np.complex128)
+    for h in range(3):
+        for slot in range(2):
+            _, axis = H_TERMS[h][slot]
+            sign = 1.0 if slot == 0 else -1.0
+            # H_h lives at a half node along ``axis`` (its derivative's axis)
+            ch[h, slot] = sign / (jw * st.mu[h] * s_along(axis, True))
+    ce = np.empty((3, 2, *shape), dtype=np.complex128)
+    for a in range(3):
+        for slot in range(2):
+            _, axis = E_TERMS[a][slot]
+            sign = 1.0 if slot == 0 else -1.0
+            ce[a, slot] = sign / (jw * st.eps[a] * s_along(axis, False))
+    we = -(st.omega**2) * st.eps
+    return ce, we, ch
+
+
+def sprod(st: FDFDSetup):
+    """Per E component a, the 1D stretches (s_x, s_y, s_z) at E_a's position."""
+    return tuple(tuple(st.s_half[b] if b == a else st.s_int[b] for b in range(3))
+                 for a in range(3))
+
+
+def index_tables(ce, we, ch):
+    """CIS: uint16 indices and unique coefficient tables; SetupError past 65536 entries."""
+    te_rows = np.concatenate([ce.transpose(0, 2, 3, 4, 1), we[..., None]], axis=-1)  # (3,...,3)
+    th_rows = ch.transpose(0, 2, 3, 4, 1)
+    out = []
+    for rows, name in ((te_rows, "E"), (th_rows, "H")):
+        flat = rows.reshape(-1, rows.shape[-1])
+        view = np.ascontiguousarray(flat).view(np.dtype((np.void, flat.itemsize * flat.shape[1])))
+        uniq, inv = np.unique(view.ravel(), return_inverse=True)
+        if uniq.size > 65536:
+            raise SetupError(
+                f"storage='indices': {uniq.size} distinct {name} coefficient tuples exceed the "
+                "65536 that uint16 indices address; use storage='arrays' or subpixel=false")
+        table = uniq.view(flat.dtype).reshape(-1, flat.shape[1])
+        out.append((inv.reshape(rows.shape[:-1]).astype(np.uint16), table))
+    (ie, te), (ih, th) = out
+    return ie, te, ih, th
+
+
+def estimate(sim) -> dict[str, int]:
+    """Device bytes of a solve, by item: coefficients, Krylov vectors; allocates nothing."""
+    n = int(np.prod(sim.domain.cells))
+    c = 16 if sim.precision == "complex128" else 8
+    if sim.storage == "arrays":
+        coeff = 15 * n * c
+    else:
+        coeff = 6 * n * 2 + 2 * 65536 * 3 * c  # worst-case tables
+    nvec = 6 if sim.solver.method == "cocg" else 9
+    vec = nvec * 3 * n * c
+    fields = 2 * 3 * n * c
+    out = {"coefficients": coeff, "krylov_vectors": vec, "fields": fields}
+    if sim.solver.preconditioner == "jacobi":
+        out["jacobi_scale"] = 3 * n * c
+    out["total"] = sum(out.values())
+    return out

@@ -1,0 +1,400 @@
+"""Drive an FDFD3D scenario: set-up, Krylov solve, fields, far field and RCS (seed 000).
+
+Time convention e^{+j omega t} throughout (X(f) = int x(t) e^{-j 2 pi f t} dt, outgoing
+waves e^{-j k r}), the same as :mod:`emjax.analysis.nf2ff`.
+
+``run(sim)`` returns :class:`emjax.results.Results` with one ``DFTMonitor``-kind entry
+``"scattered"`` holding the scattered E and H phasors on their Yee positions (shape
+(1, nx, ny, nz) each, V/m and A/m; the leading axis is the single frequency), and the
+metadata: iterations, residual history, solve time, coefficient memory, and the E- and
+H-plane bistatic RCS (``rcs_theta_deg``, ``rcs_E_dBsm``, ``rcs_H_dBsm``) from the
+scattered fields sampled on a closed box between the scatterers and the PML.
+
+A stopped solve restarts from its last iterate: every ``checkpoint_every`` iterations
+the current iterate is written atomically (temporary file, then rename) to
+``checkpoint_path``; ``resume=path`` restarts the Krylov method from it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..constants import mu0
+from ..errors import CheckpointError, ConvergenceError, SetupError
+from . import incident, krylov, operator, setup
+
+jax.config.update("jax_enable_x64", True)
+
+FORMAT = "emjax-checkpoint"
+
+
+@dataclass
+class Prepared:
+    """A scenario turned into device arrays, ready to solve."""
+
+    sim: object
+    st: setup.FDFDSetup
+    ops: dict  # operator pytree given to the Krylov product
+    b: jax.Array  # right-hand side of the solved system
+    b_seed: np.ndarray  # right-hand side of the seed system G x = b
+    e_inc: np.ndarray
+    h_inc: np.ndarray
+    coeff_bytes: int
+    setup_time: float
+
+
+def prepare(sim, *, storage: str | None = None, precision: str | None = None,
+            preconditioner: str | None = None, symmetrize: bool | None = None) -> Prepared:
+    """Coefficients (CAS or CIS), right-hand side and scaling for ``sim``'s solve."""
+    t0 = time.perf_counter()
+    storage = storage or sim.storage
+    precision = precision or sim.precision
+    pre = preconditioner or sim.solver.preconditioner
+    sym = sim.solver.symmetrize if symmetrize is None else symmetrize
+    st = setup.build(sim)
+    ce, we, ch = setup.coefficient_arrays(st)
+    cdt = np.complex128 if precision == "complex128" else np.complex64
+    ssqrt = tuple(tuple(jnp.asarray(np.sqrt(s).astype(cdt)) for s in row)
+                  for row in setup.sprod(st))
+    if storage == "separable":
+        if np.any(st.mu != mu0):
+            raise SetupError("storage='separable' needs mu_r = 1 and sigma_m = 0 in every "
+                             "medium; use storage='indices' or 'arrays'")
+        sym = True
+        kt, ki = np.unique((mu0 * we).ravel(), return_inverse=True)
+        ki = ki.reshape(we.shape).astype(np.uint8 if kt.size <= 256 else np.uint16)
+        if kt.size > 65536:
+            raise SetupError(f"storage='separable': {kt.size} distinct permittivities exceed "
+                             "65536; use storage='arrays'")
+        ops = {"ki": jnp.asarray(ki), "kt": jnp.asarray(kt.astype(cdt)),
+               "inv_int": tuple(jnp.asarray((1 / (si * d)).astype(cdt))
+                                for si, d in zip(st.s_int, st.grid.spacing, strict=True)),
+               "inv_half": tuple(jnp.asarray((1 / (sh * d)).astype(cdt))
+                                 for sh, d in zip(st.s_half, st.grid.spacing, strict=True))}
+        coeff_bytes = ki.nbytes + kt.size * cdt().itemsize
+        cas = {"ce": jnp.asarray(ce.astype(cdt)), "we": jnp.asarray(we.astype(cdt)),
+               "ch": jnp.asarray(ch.astype(cdt))} if pre == "jacobi" else None
+    elif storage == "arrays":
+        ops = {"ce": jnp.asarray(ce.astype(cdt)), "we": jnp.asarray(we.astype(cdt)),
+               "ch": jnp.asarray(ch.astype(cdt))}
+        coeff_bytes = ce.size * cdt().itemsize + we.size * cdt().itemsize \
+            + ch.size * cdt().itemsize
+        cas = ops
+    else:
+        ie, te, ih, th = setup.index_tables(ce, we, ch)
+        ops = {"ie": jnp.asarray(ie), "te": jnp.asarray(te.astype(cdt)),
+               "ih": jnp.asarray(ih), "th": jnp.asarray(th.astype(cdt))}
+        coeff_bytes = ie.nbytes + ih.nbytes + (te.size + th.size) * cdt().itemsize
+        cas = ops
+    del ce, we, ch
+    ops["ssqrt"] = ssqrt
+    if cas is not None:
+        cas["ssqrt"] = ssqrt
+    b, e_inc, h_inc = incident.rhs(st.grid, st.eps, st.mu, sim.incident, st.omega,
+                                   apply_ae=lambda h: operator.apply_ae(cas, jnp.asarray(h)))
+    shape = st.grid.shape
+    bj = jnp.asarray(b.astype(cdt))
+    if storage == "separable":
+        r = operator._sep_factors(ops, shape)[1]
+        bj = r * (ops["kt"][ops["ki"].astype(jnp.int32)]) * bj  # mu0 r w b
+    elif sym:
+        w, r = operator.sym_factors(ops, shape)
+        bj = r * w * bj
+    if pre == "jacobi":
+        diag = operator.diagonal(cas, shape, symmetrize=sym)
+        if storage == "separable":
+            diag = diag * mu0
+        ops["scale"] = (1.0 / jnp.sqrt(diag)).astype(cdt)
+        bj = ops["scale"] * bj
+    ops["symmetrize"] = sym
+    return Prepared(sim=sim, st=st, ops=ops, b=bj, b_seed=b, e_inc=e_inc, h_inc=h_inc,
+                    coeff_bytes=int(coeff_bytes), setup_time=time.perf_counter() - t0)
+
+
+def _matvec(ops):
+    if "ki" in ops:
+        return operator.matvec_sep
+    return operator.matvec_sym if ops["symmetrize"] else operator.matvec_g
+
+
+def _kernel_ops(ops):
+    return {k: v for k, v in ops.items() if k != "symmetrize"}
+
+
+def solve(prep: Prepared, *, method=None, tol=None, max_iter=None, chunk=None, x0=None,
+          reduce_dtype=None, callback=None, start_iteration=0):
+    """Run the Krylov method; returns (E scattered (3, ...) jax array, KrylovResult)."""
+    sim = prep.sim
+    method = method or sim.solver.method
+    if method == "cocg" and not prep.ops["symmetrize"]:
+        raise ValueError("method='cocg' needs the symmetrized system (symmetrize=True)")
+    res = krylov.solve(
+        _matvec(prep.ops), _kernel_ops(prep.ops), prep.b, x0, method=method,
+        tol=sim.solver.tol if tol is None else tol,
+        max_iter=max_iter or sim.solver.max_iter,
+        chunk=chunk or sim.solver.progress_every, reduce_dtype=reduce_dtype,
+        callback=callback, start_iteration=start_iteration)
+    x = res.x
+    if "scale" in prep.ops:
+        x = prep.ops["scale"] * x
+    if prep.ops["symmetrize"]:
+        x = x / operator._sep_factors(_kernel_ops(prep.ops), x.shape[1:])[1]
+    return x, res
+
+
+def seed_residual(prep: Prepared, e) -> float:
+    """||b - G e|| / ||b|| of the seed (unsymmetrized) system (CAS and CIS only)."""
+    ops = _kernel_ops(prep.ops)
+    ops.pop("scale", None)
+    bs = jnp.asarray(prep.b_seed).astype(e.dtype)
+    r = bs - operator.apply_g(ops, e)
+    return float(jnp.linalg.norm(r) / jnp.linalg.norm(bs))
+
+
+def scattered_h(prep: Prepared, e) -> np.ndarray:
+    """H_scat = A_h E_scat - ((mu - mu0)/mu) H_inc, (3, nx, ny, nz) A/m."""
+    ops = _kernel_ops(prep.ops)
+    ops.pop("scale", None)
+    em = jnp.where(operator.wall_mask(e.shape[1:]), e, 0)
+    if "ki" in ops:
+        h = operator.apply_ah_sep(ops, em, prep.st.omega)
+    else:
+        h = operator.apply_ah(ops, em)
+    h = np.asarray(h).astype(np.complex128)
+    return h - ((prep.st.mu - mu0) / prep.st.mu) * prep.h_inc
+
+
+# ---------------------------------------------------------------- far field
+def huygens_box(sim, st) -> tuple[np.ndarray, np.ndarray]:
+    """(lo, hi) corners in m of the closed sampling box, midway between scatterers and PML."""
+    t = sim.boundary.thickness
+    d = np.array(st.grid.spacing)
+    lower = np.array(st.grid.lower)
+    upper = lower + np.array(st.grid.cells) * d
+    ilo, ihi = lower + (t + 1) * d, upper - (t + 1) * d
+    if sim.structures:
+        slo = np.min([s.geometry.bounds()[0] for s in sim.structures], axis=0)
+        shi = np.max([s.geometry.bounds()[1] for s in sim.structures], axis=0)
+    else:
+        slo = shi = 0.5 * (lower + upper)
+    return 0.5 * (ilo + slo), 0.5 * (ihi + shi)
+
+
+def _box_points(lo, hi, d):
+    pts, nrm, wts = [], [], []
+    for a in range(3):
+        b, c = [i for i in range(3) if i != a]
+        nb = max(2, int(np.ceil((hi[b] - lo[b]) / d[b])))
+        nc = max(2, int(np.ceil((hi[c] - lo[c]) / d[c])))
+        ub = lo[b] + (np.arange(nb) + 0.5) * (hi[b] - lo[b]) / nb
+        uc = lo[c] + (np.arange(nc) + 0.5) * (hi[c] - lo[c]) / nc
+        gb, gc = np.meshgrid(ub, uc, indexing="ij")
+        w = (hi[b] - lo[b]) * (hi[c] - lo[c]) / (nb * nc)
+        for side, val in ((-1.0, lo[a]), (1.0, hi[a])):
+            p = np.empty((gb.size, 3))
+            p[:, a], p[:, b], p[:, c] = val, gb.ravel(), gc.ravel()
+            n = np.zeros((gb.size, 3))
+            n[:, a] = side
+            pts.append(p)
+            nrm.append(n)
+            wts.append(np.full(gb.size, w))
+    return np.concatenate(pts), np.concatenate(nrm), np.concatenate(wts)
+
+
+def _interp(grid, comp, arr, pts):
+    from scipy.ndimage import map_coordinates
+
+    from ..grid.yee import OFFSETS
+
+    u = np.stack([(pts[:, a] - grid.lower[a]) / grid.spacing[a] - OFFSETS[comp][a]
+                  for a in range(3)])
+    return (map_coordinates(arr.real, u, order=1, mode="nearest")
+            + 1j * map_coordinates(arr.imag, u, order=1, mode="nearest"))
+
+
+def far_field(sim, st, e, h, theta, phi):
+    """(E_theta, E_phi) times r e^{jkr} of the scattered fields through analysis.nf2ff."""
+    from ..analysis import nf2ff
+
+    lo, hi = huygens_box(sim, st)
+    pts, nrm, wts = _box_points(lo, hi, st.grid.spacing)
+    E = np.stack([_interp(st.grid, c, e[a], pts) for a, c in enumerate(("Ex", "Ey", "Ez"))], 1)
+    H = np.stack([_interp(st.grid, c, h[a], pts) for a, c in enumerate(("Hx", "Hy", "Hz"))], 1)
+    return nf2ff.far_field(pts, nrm, wts, E, H, sim.frequency, theta, phi)
+
+
+def bistatic_rcs(sim, st, e, h, n_angles: int = 181):
+    """(theta deg, E-plane RCS m², H-plane RCS m²) over 0..180 degrees.
+
+    The planes are those of the incident wave: E-plane spanned by k_hat and e_hat, H-plane
+    by k_hat and h_hat; theta is the angle from the forward direction k_hat.
+    """
+    from ..analysis import nf2ff
+
+    inc = sim.incident
+    th = np.linspace(0.0, np.pi, n_angles)
+    out = []
+    for u in (inc.e_hat, inc.h_hat):
+        dirs = np.cos(th)[:, None] * inc.k_hat + np.sin(th)[:, None] * u
+        obs_t = np.arccos(np.clip(dirs[:, 2], -1, 1))
+        obs_p = np.arctan2(dirs[:, 1], dirs[:, 0])
+        et, ep = far_field(sim, st, e, h, obs_t, obs_p)
+        out.append(nf2ff.rcs(et, ep, inc.amplitude))
+    return np.degrees(th), out[0], out[1]
+
+
+# ---------------------------------------------------------------- checkpoints
+def save_checkpoint(sim, path, iteration: int, x) -> Path:
+    import h5py
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        with h5py.File(tmp, "w") as f:
+            f.attrs["format"] = FORMAT
+            f.attrs["solver"] = "fdfd"
+            f.attrs["step"] = int(iteration)
+            f.attrs["scenario"] = sim.to_json(indent=None)
+            f.create_dataset("x", data=np.asarray(x))
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return path
+
+
+def load_checkpoint(sim, path, like) -> tuple[int, np.ndarray]:
+    """(iteration, iterate) stored in ``path``; the scenario must match ``sim`` except for
+    its solver settings (the iterate is a valid start for any Krylov method)."""
+    import h5py
+
+    from ..model import load_scenario
+
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(f"checkpoint '{path}' does not exist")
+    with h5py.File(path, "r") as f:
+        if f.attrs.get("format") != FORMAT or f.attrs.get("solver") != "fdfd":
+            raise CheckpointError(f"'{path}' is not an emjax FDFD checkpoint")
+        stored = load_scenario(f.attrs["scenario"])
+        if stored.model_copy(update={"solver": sim.solver}) != sim:
+            raise CheckpointError(f"checkpoint '{path}' belongs to another scenario; run it "
+                                  "with the scenario stored in it (`emjax run --resume FILE`)")
+        x = f["x"][()]
+        it = int(f.attrs["step"])
+    if x.shape != like.shape or x.dtype != like.dtype:
+        raise CheckpointError(f"checkpoint '{path}': iterate is {x.dtype}{x.shape}, the "
+                              f"scenario needs {like.dtype}{like.shape}")
+    return it, x
+
+
+# ---------------------------------------------------------------- run
+def run(sim, *, progress: bool = False, checkpoint_every: int | None = None,
+        checkpoint_path=None, resume=None, **_):
+    """Solve ``sim``; see the module docstring for what the Results hold."""
+    from ..results import MonitorData, Results
+
+    prep = prepare(sim)
+    start, x0 = 0, None
+    if resume:
+        start, xs = load_checkpoint(sim, resume, prep.b)
+        x0 = jnp.asarray(xs)
+    chunk = sim.solver.progress_every
+    if checkpoint_every:
+        chunk = int(np.gcd(chunk, int(checkpoint_every)))
+    last_ckpt = [start]
+
+    def callback(it, res, x):
+        if progress and (it - start) % sim.solver.progress_every == 0:
+            print(f"  iteration {it}: relative residual {res:.3e}", file=sys.stderr)
+        if checkpoint_every and checkpoint_path and it - last_ckpt[0] >= checkpoint_every:
+            save_checkpoint(sim, checkpoint_path, it, x)
+            last_ckpt[0] = it
+
+    t0 = time.perf_counter()
+    e, kres = solve(prep, chunk=chunk, x0=x0, callback=callback, start_iteration=start)
+    e = e.block_until_ready()
+    wall = time.perf_counter() - t0
+    if kres.flag != krylov.CONVERGED:
+        why = "broke down" if kres.flag == krylov.BREAKDOWN else "did not converge"
+        msg = (f"FDFD {sim.solver.method} {why}: tol={sim.solver.tol:g} not reached in "
+               f"{kres.iterations} iterations (best residual {kres.residual:.3e}); raise "
+               "solver.max_iter, use method='cocg' with symmetrize=true, or thicken the PML")
+        if sim.solver.raise_on_failure:
+            raise ConvergenceError(msg)
+        warnings.warn(msg + "; returning the best iterate", stacklevel=2)
+    e_np = np.asarray(e).astype(np.complex128)
+    h_np = scattered_h(prep, e)
+    grid = prep.st.grid
+    comps = ("Ex", "Ey", "Ez", "Hx", "Hy", "Hz")
+    order = np.argsort(-np.abs(sim.incident.e_hat), kind="stable")
+    names = [comps[i] for i in order] + [comps[3 + i] for i in order]
+    data = {c: (e_np if c[0] == "E" else h_np)["xyz".index(c[1].lower())][None] for c in names}
+    coords = {"f": np.array([sim.frequency])}
+    for c in names:
+        for a, ax in enumerate("xyz"):
+            coords[f"{ax}_{c}"] = grid.axis_coords(c, a)
+    md = MonitorData(name="scattered", kind="DFTMonitor", data=data, coords=coords,
+                     attrs={"quantity": "scattered field phasors (e^{+j w t})"})
+    meta = {
+        "solver": "fdfd", "method": sim.solver.method, "storage": sim.storage,
+        "precision": sim.precision, "iterations": start + kres.iterations,
+        "matvecs": kres.matvecs, "relative_residual": kres.residual,
+        "converged": kres.flag == krylov.CONVERGED,
+        "residual_history": kres.history.tolist(), "wall_time_s": wall,
+        "setup_time_s": prep.setup_time, "coefficient_bytes": prep.coeff_bytes,
+        "grid_shape": list(grid.shape), "device": jax.devices()[0].device_kind,
+        "warnings": prep.st.warnings,
+    }
+    if sim.rcs:
+        th, se, sh = bistatic_rcs(sim, prep.st, e_np, h_np, sim.rcs_angles)
+        meta["rcs_theta_deg"] = th.tolist()
+        meta["rcs_E_dBsm"] = (10 * np.log10(se)).tolist()
+        meta["rcs_H_dBsm"] = (10 * np.log10(sh)).tolist()
+    return Results(scenario=sim, monitors={"scattered": md}, metadata=json.loads(
+        json.dumps(meta)))
+
+
+def plot_rcs(res, path, *, mie: tuple | None = None) -> Path:
+    """E- and H-plane bistatic RCS (dBsm) against angle from the forward direction.
+
+    ``mie``: optional (radius m, eps_r) of a sphere, drawn as the Mie reference.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    m = res.metadata
+    th = np.asarray(m["rcs_theta_deg"])
+    fig, ax = plt.subplots(figsize=(6.5, 4.5))
+    for p, style in (("E", "-"), ("H", "--")):
+        ax.plot(th, m[f"rcs_{p}_dBsm"], style, label=f"FDFD {p}-plane")
+    if mie is not None:
+        from ..analysis.mie import mie_rcs_db
+
+        f = res.scenario.frequency
+        for p, style in (("E", "k:"), ("H", "k-.")):
+            ax.plot(th, mie_rcs_db(mie[0], mie[1], f, np.radians(th), p), style, lw=1,
+                    label=f"Mie {p}-plane")
+    ax.set_xlabel("angle from forward direction (deg)")
+    ax.set_ylabel("bistatic RCS (dBsm)")
+    ax.set_xlim(0, 180)
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(fig)
+    return path

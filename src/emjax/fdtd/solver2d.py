@@ -1,0 +1,133 @@
+"""The 2D FDTD driver: the 3D chunked scan driver with the 2D kernels plugged in.
+
+:class:`FDTD2DSolver` is a :class:`emjax.fdtd.solver.FDTDSolver` whose state holds
+the polarization's fields as 2D arrays (nx, ny) and whose step is
+:func:`emjax.fdtd.update2d.step`; chunking, monitors (DFT, probes, snapshots, energy,
+which see each component as an (nx, ny, 1) array), the NaN guard, progress,
+checkpoints and SIGINT/SIGTERM handling are the 3D driver's own.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..grid.yee import COMPONENTS
+from . import auxgrid
+from .setup2d import FDTD2DSetup, prepare
+from .solver import FDTDSolver, _default_chunk, _region_shape
+from .update2d import step as step2d
+from .update2d import zeros_psi
+
+
+def _step(carry, consts, x, setup: FDTD2DSetup):
+    """(E, H, psi_E, psi_H, aux) one step on: the 2D kernels plus sources."""
+    # Source columns are keyed by position in their group: 0.. for E, 10.. for H.
+    vals = x["src"]
+    src_E = (consts["srcE"], vals) if consts["srcE"] else None
+    src_H = (consts["srcH"], {k - 10: v for k, v in vals.items() if k >= 10}) \
+        if consts["srcH"] else None
+    tfsf = [(c["aux"], a, c["terms"], v)
+            for c, a, v in zip(consts["tfsf"], carry["aux"], x["inc"], strict=True)]
+    return step2d(carry["E"], carry["H"], carry["psiE"], carry["psiH"],
+                  {"E": consts["cE"], "H": consts["cH"]}, consts["pml"], setup.layout,
+                  src_E, src_H, tfsf, consts["cut"])
+
+
+class FDTD2DSolver(FDTDSolver):
+    """A prepared FDTD2D run; ``run``, ``advance`` and ``init_state`` as in 3D."""
+
+    def __init__(self, sim, *, chunk: int | None = None, check_memory: bool = True):
+        self.chunk = chunk or _default_chunk(sim.num_steps)
+        if check_memory:
+            _check_fits(sim, self.chunk)
+        self.setup: FDTD2DSetup = prepare(sim)
+        self.sim = sim
+        s = self.setup
+        self.names = s.names
+        n_e = len(s.layout.comps[0])
+        # Source columns keyed by (group, position in the group): 0.. for E, 10.. for H.
+        keys = []
+        for e in s.sources:
+            pos = s.names.index(COMPONENTS[e.comp])
+            keys.append(pos if pos < n_e else 10 + pos - n_e)
+        self._src_keys = keys
+        self._src_cols = {k: [i for i, kk in enumerate(keys) if kk == k] for k in sorted(set(keys))}
+        self._consts = None
+        self._compiled: dict[int, object] = {}
+        setup = s
+
+        def field(E, H, name: str):
+            pos = setup.names.index(name)
+            F = E[pos] if pos < n_e else H[pos - n_e]
+            return F[:, :, None]
+
+        self.field_fn = field
+        self.step_fn = lambda carry, consts, x: _step(carry, consts, x, setup)
+
+    def constants(self) -> dict:
+        """Device arrays that do not change during a run (coefficients, indices)."""
+        if self._consts is None:
+            s = self.setup
+            src = {"srcE": {}, "srcH": {}}
+            for key, cols in self._src_cols.items():
+                pts = np.array([s.sources[k].index for k in cols], dtype=np.int32)
+                group, pos = ("srcE", key) if key < 10 else ("srcH", key - 10)
+                src[group][pos] = (tuple(jnp.asarray(pts[:, a]) for a in range(2)),
+                                   jnp.ones((len(cols),), s.dtype))
+            probes = [[(jnp.asarray(idx), jnp.asarray(w)) for _, idx, w in comps]
+                      for _, comps in s.probes]
+            self._consts = jax.device_put({
+                "cE": s.coeffs["E"], "cH": s.coeffs["H"], "pml": s.pml, **src,
+                "src": {}, "probes": probes, "energy": s.energy_weights,
+                "tfsf": [{"aux": box.aux.device(s.dtype), "terms": box.terms}
+                         for _, box in s.planewaves],
+                "cut": s.cut,
+            })
+        return self._consts
+
+    def init_state(self) -> dict:
+        """Zero fields and slab state, empty accumulators; step counter 0."""
+        s = self.setup
+        dt_c = jnp.complex64 if s.dtype == np.float32 else jnp.complex128
+        n_e, n_h = (len(c) for c in s.layout.comps)
+        zeros = lambda k: tuple(jnp.zeros(s.layout.shape, s.dtype) for _ in range(k))  # noqa: E731
+        psi_E, psi_H = zeros_psi(s.layout, s.dtype)
+        dft = [{comp: jnp.zeros((len(m.frequencies), *_region_shape(sl)), dt_c)
+                for comp, sl in regions} for m, regions in s.dfts]
+        return {"E": zeros(n_e), "H": zeros(n_h), "psiE": psi_E, "psiH": psi_H, "dft": dft,
+                "aux": [auxgrid.init(box.aux, s.dtype) for _, box in s.planewaves],
+                "n2f": [], "n2f_inc": [], "n": jnp.zeros((), jnp.int32)}
+
+    def _metadata(self, steps: int, wall: float, compile_s: float, rate: float) -> dict:
+        meta = super()._metadata(steps, wall, compile_s, rate)
+        meta.update(solver="FDTD2D", polarization=self.sim.polarization,
+                    cpml_strategy="combined",
+                    pml=[[type(b).__name__ for b in pair] for pair in self.sim.faces])
+        return meta
+
+
+def _check_fits(sim, chunk: int) -> None:
+    from ..errors import ResourceError
+    from .memory import available_bytes, format_estimate
+    from .setup2d import estimate
+
+    need = estimate(sim, chunk)
+    free, where = available_bytes()
+    if need["total"] > free:
+        raise ResourceError(
+            f"scenario '{sim.name}' needs about {need['total'] / 2**30:.2f} GiB on the device "
+            f"but {where} has {free / 2**30:.2f} GiB free:\n{format_estimate(need)}\ncoarsen "
+            "the spacing, shrink the domain or use float32")
+
+
+def run(sim, *, progress: bool = True, chunk: int | None = None, **kwargs):
+    """Run an FDTD2D scenario; returns :class:`emjax.results.Results`.
+
+    ``kwargs`` go to :meth:`FDTDSolver.run` (checkpoint_every, checkpoint_path, resume).
+    """
+    return FDTD2DSolver(sim, chunk=chunk).run(progress=progress, **kwargs)
+
+
+__all__ = ["FDTD2DSolver", "run"]

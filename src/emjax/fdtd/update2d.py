@@ -1,0 +1,319 @@
+"""Pure, jittable 2D Yee updates (TMz and TEz) with CPML or split-field PML slabs.
+
+Everything is invariant along z, so the 3D curl keeps only its x and y derivatives
+(``CURL_TERMS`` of :mod:`emjax.fdtd.cpml` without the z terms):
+
+    TMz (Ez, Hx, Hy):  Hx -= db dEz/dy,  Hy += db dEz/dx,  Ez += cb (dHy/dx - dHx/dy)
+    TEz (Hz, Ex, Ey):  Hz -= db (dEy/dx - dEx/dy),  Ex += cb dHz/dy,  Ey -= cb dHz/dx
+
+(forward differences for H, backward for E; Taflove and Hagness 2005, sec. 3.7).
+A field group is a tuple of 2D arrays (nx, ny), x then y, in component order: TMz
+E = (Ez,), H = (Hx, Hy); TEz E = (Ex, Ey), H = (Hz,). Sample positions are those of
+:mod:`emjax.grid.yee` in x and y; low faces hold tangential E (zeroed: PEC or PML
+backing), the high walls are implicit zeros beyond the arrays.
+
+Absorbing layers live on slabs along x or y (:class:`emjax.fdtd.cpml.Slab`) and hold
+their state only there:
+
+* CPML (Roden and Gedney 2000): psi of each curl term across the slab, as in 3D.
+* Split-field PML (Berenger 1994; seed 002): the z component is split into the part
+  driven by the x derivative and the part driven by the y derivative
+  (Ez = Ezx + Ezy). A slab along axis a stores only its own part P_a; the other part
+  is the total minus it, and where slabs of x and y overlap (corners) both parts are
+  stored and sum to the total. With the slab's semi-implicit coefficients (A, B) of
+  medium plus PML loss and the bulk ones (a, b), the split update is the bulk update
+  plus ``(A - a) P_a + (B - b) (curl term along a)``, and P_a itself advances as
+  ``A P_a + B (curl term)``. The in-plane components are not split: their slab term
+  is ``(A - a) F + (B - b) (curl term)``.
+
+Both slab kinds enter the one fused field expression as zero-padded slab terms after
+``lax.optimization_barrier``, the 3D 'combined' strategy (90% of the bare step in
+3D, where ``.at[slab].add`` cost 70%; see :mod:`emjax.fdtd.update3d`). Bytes per
+cell of a float32 TMz step outside the slabs: the H pass reads Ez, Hx, Hy and writes
+Hx, Hy (20 B), the E pass reads Ez, Hx, Hy and writes Ez (16 B), plus 1 B per uint8
+material index read (none in a uniform medium): 36-39 B.
+
+:func:`step_one_pass` (``FDTD2D(kernel="one_pass")``, PEC walls only) computes the
+E update from neighbouring new H values recomputed from the old fields, so that both
+updates depend on the inputs alone and can fuse into one kernel (24 B per cell). It
+equals the two-pass step to rounding; on a CPU it ran 2.4x slower (recomputation), on
+the GPU it is to be measured (``emjax bench seed002-tmz``) before it becomes a default.
+
+TF/SF plane waves (:func:`tfsf_add`) and conformal PEC cells (:func:`conformal_h`)
+are sparse scatter updates after the fused ones.
+
+Static choices live in :class:`Layout2D`; coefficient arrays in pytrees.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jax.numpy as jnp
+from jax import lax
+
+from . import auxgrid
+from .auxgrid import sample
+from .cpml import CURL_TERMS, Slab
+from .update3d import (
+    _mask_low,
+    _shift,
+    _slab_diff,
+    coefficient,
+    diff_backward,
+    diff_forward,
+    inject,
+)
+
+POLARIZATIONS = {"TMz": ((2,), (0, 1)), "TEz": ((0, 1), (2,))}
+"""Component numbers (0, 1, 2 = x, y, z) of the E and H groups of each polarization."""
+
+
+@dataclass(frozen=True)
+class Layout2D:
+    """Static description of a 2D grid's update (hashable; part of the jit cache key).
+
+    shape: (nx, ny); inv_d: (1/dx, 1/dy) in 1/m; polarization: "TMz" or "TEz";
+    slabs: PML slabs (axis 0 or 1); split: keys of the slabs that are split-field
+    PMLs (the others are CPML).
+    """
+
+    shape: tuple[int, int]
+    inv_d: tuple[float, float]
+    polarization: str = "TMz"
+    slabs: tuple[Slab, ...] = ()
+    split: tuple[str, ...] = ()
+    pmc_low: tuple[bool, bool] = (False, False)  # no PMC in 2D (update3d.diff_backward
+    pmc_high: tuple[bool, bool] = (False, False)  # reads these)
+    one_pass: bool = False  # H and E in one fused pass (no slabs; see step_one_pass)
+
+    @property
+    def comps(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """(E components, H components) as numbers 0, 1, 2."""
+        return POLARIZATIONS[self.polarization]
+
+
+def curl_terms(comp: int) -> tuple[tuple[int, int, int], ...]:
+    """(sign, source component, derivative axis) of the 2D curl of component ``comp``."""
+    return tuple(t for t in CURL_TERMS[comp] if t[2] != 2)
+
+
+def _along(v, axis: int):
+    """A 1D array shaped to broadcast along ``axis`` of a 2D array."""
+    return v[:, None] if axis == 0 else v[None, :]
+
+
+def _pad_to_full(x, slab: Slab, n: int):
+    cfg = [(0, 0, 0)] * 2
+    cfg[slab.axis] = (slab.start, n - slab.start - slab.length, 0)
+    return lax.pad(x, jnp.zeros((), x.dtype), cfg)
+
+
+def _slab_part(F, slab: Slab):
+    return lax.slice_in_dim(F, slab.start, slab.start + slab.length, axis=slab.axis)
+
+
+def _update(F, G, coeffs, pml, psi, lay: Layout2D, *, electric: bool):
+    """Shared body of the E and H updates: new F and new slab state.
+
+    F: the group being advanced; G: the group whose curl drives it; psi: {slab key:
+    {component: array}} (CPML psi or the split part).
+    """
+    f_comps, g_comps = lay.comps if electric else lay.comps[::-1]
+    sign = 1.0 if electric else -1.0
+    fkey = "E" if electric else "H"
+    new_F, new_psi = [], {s.key: {} for s in lay.slabs}
+    for pos, comp in enumerate(f_comps):
+        curl, curl_slab, out_slab = None, [], []
+        for s_, src, ax in curl_terms(comp):
+            g = G[g_comps.index(src)]
+            d = diff_backward(g, ax, lay) if electric else diff_forward(g, ax)
+            term = s_ * lay.inv_d[ax] * d
+            curl = term if curl is None else curl + term
+        for slab in lay.slabs:
+            terms = [t for t in curl_terms(comp) if t[2] == slab.axis]
+            if not terms:
+                continue
+            (s_, src, ax), = terms
+            D = s_ * lay.inv_d[ax] * _slab_diff(G[g_comps.index(src)], ax, slab,
+                                                backward=electric)
+            p = pml[slab.key]
+            if slab.key in lay.split:
+                c = p[fkey][comp]
+                if comp == 2:  # the split component: advance its part along this axis
+                    X = psi[slab.key][comp]
+                    new_psi[slab.key][comp] = c["A"] * X + sign * c["B"] * D
+                else:
+                    X = _slab_part(F[pos], slab)
+                out_slab.append((slab, c["dA"] * X + sign * c["dB"] * D))
+            else:
+                psi_new = _along(p["b" + fkey], ax) * psi[slab.key][comp] + _along(
+                    p["c" + fkey], ax) * D
+                new_psi[slab.key][comp] = psi_new
+                curl_slab.append((slab, _along(p["k" + fkey], ax) * D + psi_new))
+        a, b = coefficient(coeffs, pos)
+        if curl_slab or out_slab:
+            # Materialise the slab terms (slab-sized traffic) so that XLA does not
+            # recompute them inside the bulk kernel (update3d: 30.0 -> 35.5 Gcells/s).
+            slabs_, terms_ = zip(*(curl_slab + out_slab), strict=True)
+            terms_ = lax.optimization_barrier(list(terms_))
+            n_curl = len(curl_slab)
+            for k, (slab, t) in enumerate(zip(slabs_, terms_, strict=True)):
+                if k < n_curl:
+                    curl = curl + _pad_to_full(t, slab, lay.shape[slab.axis])
+            out = a * F[pos] + sign * b * curl
+            for k, (slab, t) in enumerate(zip(slabs_, terms_, strict=True)):
+                if k >= n_curl:
+                    out = out + _pad_to_full(t, slab, lay.shape[slab.axis])
+        else:
+            out = a * F[pos] + sign * b * curl
+        if electric:  # tangential E on the low faces is zero (PEC or PML backing)
+            out = _mask_low(out, [a_ for a_ in range(2) if a_ != comp])
+        new_F.append(out)
+    return tuple(new_F), new_psi
+
+
+def update_H(E, H, coeffs_H, pml, psi_H, lay: Layout2D):
+    """Advance H by one step: H^{n+1/2} from H^{n-1/2} and E^n."""
+    return _update(H, E, coeffs_H, pml, psi_H, lay, electric=False)
+
+
+def update_E(E, H, coeffs_E, pml, psi_E, lay: Layout2D):
+    """Advance E by one step (no sources): E^{n+1} from E^n and H^{n+1/2}."""
+    return _update(E, H, coeffs_E, pml, psi_E, lay, electric=True)
+
+
+def zeros_psi(lay: Layout2D, dtype) -> tuple[dict, dict]:
+    """Zero slab state for E and H: ({key: {comp: array}}, same for H).
+
+    CPML slabs carry psi for every component with a curl term across the slab;
+    split-field slabs carry only the part of the z component (Ez or Hz).
+    """
+    out = []
+    for electric in (True, False):
+        comps = lay.comps[0 if electric else 1]
+        psi = {}
+        for slab in lay.slabs:
+            shape = slab.psi_shape(lay.shape)
+            keep = [c for c in comps if any(t[2] == slab.axis for t in curl_terms(c))]
+            if slab.key in lay.split:
+                keep = [c for c in keep if c == 2]
+            psi[slab.key] = {c: jnp.zeros(shape, dtype) for c in keep}
+        out.append(psi)
+    return out[0], out[1]
+
+
+def tfsf_add(F, terms, inc):
+    """Add TF/SF corrections to a field group.
+
+    terms: {position in the group: (index tuple of 2 int arrays, weight, aux index,
+    aux weight)}; each listed sample gets ``weight * inc(s)``, the incident 1D field
+    ``inc`` interpolated linearly at its precomputed position (the weight holds the
+    update coefficient, 1/d, the curl's signs and the field's direction component).
+    """
+    F = list(F)
+    for pos, (index, weight, idx, w) in terms.items():
+        F[pos] = F[pos].at[index].add(weight * sample(inc, idx, w))
+    return tuple(F)
+
+
+def conformal_h(H_new, H_old, E, cut):
+    """Dey-Mittra conformal PEC (TEz): recompute Hz on the cells a PEC boundary cuts.
+
+    cut: (index tuple of the cut cells, da there, {E position: (index tuple, coef)} with
+    the two edges of that component stacked, each of shape (2 n_cut,)):
+    ``Hz = da Hz_old + sum_k coef_k E_k`` over the four edges of each cell, where coef
+    holds -+ db l_k / A_free (free edge length over free cell area; Dey and Mittra,
+    IEEE MGWL 7, 273, 1997). Faraday's law over the part of the cell outside the
+    conductor, whose boundary carries no tangential E.
+    """
+    index, da, terms = cut
+    val = da * H_old[0][index]
+    for pos, (q, coef) in terms.items():
+        val = val + jnp.sum((coef * E[pos][q]).reshape(2, -1), axis=0)
+    return (H_new[0].at[index].set(val),)
+
+
+def _h_new_shifted(E, H, coeffs_H, lay: Layout2D, axis: int):
+    """H^{n+1/2} shifted by one sample along ``axis`` (entry i holds entry i-1; zero at
+    i = 0), computed from E^n and H^{n-1/2} alone, so that it fuses with the E update."""
+    f_comps, g_comps = lay.comps[1], lay.comps[0]
+    out = []
+    for pos, comp in enumerate(f_comps):
+        curl = None
+        for s_, src, ax in curl_terms(comp):
+            g = E[g_comps.index(src)]
+            if ax == axis:  # (g[i+1] - g[i]) at i-1 = g[i] - g[i-1]
+                d = g - _shift(g, axis, +1)
+            else:
+                d = diff_forward(_shift(g, axis, +1), ax)
+            term = s_ * lay.inv_d[ax] * d
+            curl = term if curl is None else curl + term
+        a, b = coefficient(coeffs_H, pos)
+        if jnp.ndim(a):
+            a, b = _shift(a, axis, +1), _shift(b, axis, +1)
+        val = a * _shift(H[pos], axis, +1) - b * curl
+        out.append(jnp.where(lax.broadcasted_iota(jnp.int32, val.shape, axis) == 0, 0, val))
+    return tuple(out)
+
+
+def step_one_pass(E, H, coeffs, lay: Layout2D):
+    """One leapfrog step (no PML slabs, sources, TF/SF or conformal cells) as a single
+    pass: the E update reads the neighbouring new H recomputed from the old fields
+    instead of the new H itself, so XLA can fuse both updates into one kernel that
+    reads E, H once and writes them once (24 B per cell in float32, not 36)."""
+    H_new, _ = update_H(E, H, coeffs["H"], {}, {}, lay)
+    f_comps, g_comps = lay.comps
+    shifted = {}
+    new_E = []
+    for pos, comp in enumerate(f_comps):
+        curl = None
+        for s_, src, ax in curl_terms(comp):
+            if ax not in shifted:
+                shifted[ax] = _h_new_shifted(E, H, coeffs["H"], lay, ax)
+            k = g_comps.index(src)
+            term = s_ * lay.inv_d[ax] * (H_new[k] - shifted[ax][k])
+            curl = term if curl is None else curl + term
+        a, b = coefficient(coeffs["E"], pos)
+        out = a * E[pos] + b * curl
+        new_E.append(_mask_low(out, [a_ for a_ in range(2) if a_ != comp]))
+    return tuple(new_E), H_new
+
+
+def step(E, H, psi_E, psi_H, coeffs, pml, lay: Layout2D, src_E=None, src_H=None, tfsf=None,
+         cut=None):
+    """One leapfrog step with sources: (E, H, psi_E, psi_H, aux) at the next step.
+
+    src_E / src_H: (sources, values) for :func:`emjax.fdtd.update3d.inject` on the
+    E group (electric currents, after the E update) and on the H group (magnetic
+    currents, after the H update); None for none. tfsf: None or a list of plane
+    waves (aux coefficients, aux state, {"H": terms, "E": terms}, hard-source value),
+    each advanced on its 1D grid (:mod:`emjax.fdtd.auxgrid`) between the updates.
+    cut: the conformal PEC cells of :func:`conformal_h` (TEz), or None.
+    """
+    tfsf = tfsf or []
+    if lay.one_pass:
+        E, H = step_one_pass(E, H, coeffs, lay)
+        if src_E is not None:
+            E = inject(E, *src_E)
+        return E, H, psi_E, psi_H, []
+    H_old = H
+    H, psi_H = update_H(E, H, coeffs["H"], pml, psi_H, lay)
+    if cut is not None:
+        H = conformal_h(H, H_old, E, cut)
+    for _, a, terms, _ in tfsf:  # H^{n+1/2} needs the incident E^n
+        H = tfsf_add(H, terms["H"], a["e"])
+    if src_H is not None:
+        H = inject(H, *src_H)
+    aux = [auxgrid.step_h(c, a) for c, a, _, _ in tfsf]
+    E, psi_E = update_E(E, H, coeffs["E"], pml, psi_E, lay)
+    for (_, _, terms, _), a in zip(tfsf, aux, strict=True):  # E^{n+1} needs H^{n+1/2}
+        E = tfsf_add(E, terms["E"], a["h"])
+    if src_E is not None:
+        E = inject(E, *src_E)
+    aux = [auxgrid.step_e(c, a, v) for (c, _, _, v), a in zip(tfsf, aux, strict=True)]
+    return E, H, psi_E, psi_H, aux
+
+
+__all__ = ["POLARIZATIONS", "Layout2D", "conformal_h", "curl_terms", "step", "step_one_pass",
+           "tfsf_add", "update_E", "update_H", "zeros_psi"]

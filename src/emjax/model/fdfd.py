@@ -1,0 +1,211 @@
+"""The FDFD3D scenario: one frequency, scattered-field formulation (seed 000).
+
+Time convention e^{+j omega t} (phasors X(f) = int x(t) e^{-j 2 pi f t} dt): a lossy
+medium has eps = eps0 (eps_r - j sigma / (omega eps0)), an outgoing wave is e^{-j k r}.
+The incident field is a :class:`~emjax.model.sources.PlaneWave` at ``frequency``; the
+unknowns are the scattered E fields on the Yee edges. The domain ends in stretched-
+coordinate PML (:class:`PML`) backed by PEC.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from ..constants import c0
+from .base import EmModel
+from .geometry import Voxels
+from .media import PEC, Medium
+from .scenario import Domain, Structure, _Scenario
+from .sources import PlaneWave
+
+
+class PML(EmModel):
+    """Stretched-coordinate PML (Shin and Fan 2012) of ``thickness`` cells on every face.
+
+    ``s(rho) = kappa(rho) + sigma(rho) / (alpha(rho) + j omega eps0)`` with the polynomial
+    grading of :mod:`emjax.grid.pml` over the depth rho in [0, 1]; PEC behind it.
+    """
+
+    type: Literal["PML"] = "PML"
+    thickness: int = Field(10, ge=1, description="Cells on each face (>= 1).")
+    m: float = Field(3.0, ge=0, description="Polynomial grading order of sigma and kappa.")
+    sigma_max: float | None = Field(
+        None, ge=0,
+        description="Peak conductivity in S/m; default 0.8 (m+1) / (eta0 d) (the FDTD optimum).",
+    )
+    kappa_max: float = Field(1.0, ge=1, description="Peak real stretch (>= 1).")
+    alpha_max: float = Field(0.0, ge=0, description="Peak CFS alpha in S/m (>= 0).")
+    m_alpha: float = Field(1.0, ge=0, description="Grading order of alpha.")
+
+
+class FDFDSolver(EmModel):
+    """Krylov solver settings.
+
+    ``method``: "cocg" (complex-symmetric CG on the symmetrized system, one product per
+    iteration) or "bicgstab" (the seed's method, two products per iteration).
+    ``preconditioner``: "none" or "jacobi" (symmetric diagonal scaling).
+    ``symmetrize``: left-scale the system by -omega^2 eps s_x s_y s_z (Shin and Fan 2012),
+    which makes it complex symmetric; COCG requires it.
+    """
+
+    type: Literal["FDFDSolver"] = "FDFDSolver"
+    method: Literal["cocg", "bicgstab"] = Field("cocg", description="Krylov method.")
+    tol: float = Field(1e-3, gt=0, lt=1, description="Relative residual to reach.")
+    max_iter: int = Field(20000, ge=1, description="Most iterations.")
+    preconditioner: Literal["none", "jacobi"] = Field("none", description="Preconditioner.")
+    symmetrize: bool = Field(True, description="Solve the symmetrized system.")
+    progress_every: int = Field(100, ge=1, description="Iterations between progress reports.")
+    raise_on_failure: bool = Field(
+        False, description="Raise ConvergenceError instead of returning the best iterate."
+    )
+
+
+class FDFD3D(_Scenario):
+    """A 3D Yee FDFD scattering problem at one frequency (seed 000).
+
+    The PML lies inside ``domain``; structures must stay out of it. Results hold the
+    scattered E and H on the grid, and the bistatic RCS in the E- and H-planes when
+    ``rcs`` is set.
+    """
+
+    type: Literal["FDFD3D"] = "FDFD3D"
+    name: str = Field("fdfd3d", description="Name used in outputs.")
+    domain: Domain
+    frequency: float = Field(..., description="Frequency in Hz (> 0).")
+    background: Medium = Field(default_factory=Medium, description="Must be vacuum for now.")
+    structures: list[Structure] = Field(default_factory=list, description="Later ones win.")
+    incident: PlaneWave = Field(default_factory=PlaneWave, description="Incident plane wave.")
+    boundary: PML = Field(default_factory=PML, description="PML on every face.")
+    storage: Literal["indices", "arrays", "separable"] = Field(
+        "indices",
+        description="Coefficients as uint16 indices into a table (CIS, seed 000), as arrays "
+        "(CAS, seed 000), or 'separable': 1D curl factors and a uint8/16 permittivity index "
+        "(needs mu_r = 1 everywhere; the fastest product).",
+    )
+    solver: FDFDSolver = Field(default_factory=FDFDSolver, description="Krylov settings.")
+    precision: Literal["complex128", "complex64"] = Field(
+        "complex128", description="Field and coefficient precision."
+    )
+    subpixel: bool = Field(
+        False, description="Average eps over each E edge's dual cell at material interfaces "
+        "(measured less accurate than plain sampling on the seed's sphere; off by default)."
+    )
+    rcs: bool = Field(True, description="Compute the E- and H-plane bistatic RCS.")
+    rcs_angles: int = Field(181, ge=2, description="Angles from 0 to 180 degrees in each plane.")
+    slice_axis: Literal["x", "y", "z"] = Field("z", description="Normal of the saved field slice.")
+    strict: bool = Field(False, description="Turn resolution warnings into errors.")
+
+    @model_validator(mode="after")
+    def _check(self):
+        problems = []
+        if not (self.frequency > 0 and math.isfinite(self.frequency)):
+            problems.append(
+                f"frequency = {self.frequency!r} Hz must be finite and > 0; give it in Hz"
+            )
+        bg = self.background
+        if bg.eps_r != 1 or bg.mu_r != 1 or bg.sigma != 0 or bg.sigma_m != 0:
+            problems.append(
+                "background: the scattered-field formulation here needs a vacuum background "
+                f"(eps_r = 1, mu_r = 1, lossless); got {self.background.model_dump()}"
+            )
+        cells = self.domain.cells
+        t = self.boundary.thickness
+        for a, ax in enumerate("xyz"):
+            if 2 * t >= cells[a] - 2:
+                problems.append(
+                    f"boundary: PML thickness {t} cells on both {ax} faces leaves no interior "
+                    f"in the {cells[a]} cells along {ax}; thin the PML or enlarge the domain"
+                )
+        for i, s in enumerate(self.structures):
+            if isinstance(s.medium, PEC) or (
+                isinstance(s.geometry, Voxels)
+                and any(isinstance(m, PEC) for m in s.geometry.media.values())
+            ):
+                problems.append(
+                    f"structures[{i}]: PEC is not supported by FDFD3D yet; use a Medium "
+                    "with a large conductivity"
+                )
+            lo, hi = s.geometry.bounds()
+            dlo, dhi, d = self.domain.lower, self.domain.upper, self.domain.spacing3
+            for a, ax in enumerate("xyz"):
+                ilo, ihi = dlo[a] + t * d[a], dhi[a] - t * d[a]
+                if lo[a] < ilo - 1e-9 * d[a] or hi[a] > ihi + 1e-9 * d[a]:
+                    problems.append(
+                        f"structures[{i}] {s.geometry.type}: extends over {ax} in "
+                        f"[{lo[a]:.6g}, {hi[a]:.6g}] m, into the PML (interior "
+                        f"[{ilo:.6g}, {ihi:.6g}] m); move it inward, thin the PML or enlarge "
+                        "the domain"
+                    )
+                    break
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+    # ------------------------------------------------------------ derived
+    @property
+    def omega(self) -> float:
+        return 2 * math.pi * self.frequency
+
+    @property
+    def wavelength(self) -> float:
+        """Free-space wavelength in m."""
+        return c0 / self.frequency
+
+    @property
+    def media(self) -> list[Medium]:
+        out = [self.background]
+        for s in self.structures:
+            ms = s.geometry.media.values() if isinstance(s.geometry, Voxels) else [s.medium]
+            out.extend(m for m in ms if isinstance(m, Medium))
+        return out
+
+    def cells_per_wavelength(self) -> list[tuple[str, float]]:
+        """(medium label, cells per wavelength in it) for every medium, coarsest spacing."""
+        d = max(self.domain.spacing3)
+        out = []
+        for i, m in enumerate(self.media):
+            eps_c = complex(m.eps_r, -m.sigma / (self.omega * 8.8541878128e-12))
+            mu_c = complex(m.mu_r, -m.sigma_m / (self.omega * 1.25663706212e-6))
+            n = abs((eps_c * mu_c) ** 0.5)
+            label = m.name or ("background" if i == 0 else f"medium {i}")
+            out.append((label, self.wavelength / n / d))
+        return out
+
+    @property
+    def monitors(self) -> tuple:
+        """What ``emjax run`` draws and writes: the scattered-field entry of the Results."""
+        from types import SimpleNamespace
+
+        return (SimpleNamespace(type="DFTMonitor", name="scattered"),)
+
+    def figures(self, res, directory, stem: str) -> list:
+        """Extra PNGs of a run: the E- and H-plane RCS (``<stem>_rcs.png``)."""
+        from pathlib import Path
+
+        from ..fdfd.solver import plot_rcs
+
+        if "rcs_theta_deg" not in res.metadata:
+            return []
+        return [plot_rcs(res, Path(directory) / f"{stem}_rcs.png")]
+
+    def summary(self) -> str:
+        n = self.domain.cells
+        return (f"FDFD {n[0]}x{n[1]}x{n[2]} cells at {self.frequency / 1e9:.4g} GHz, "
+                f"{self.storage} storage, {self.solver.method} to tol {self.solver.tol:g}, "
+                f"{self.precision}")
+
+    def estimate(self) -> dict[str, int]:
+        from ..fdfd.setup import estimate
+
+        return estimate(self)
+
+    def run(self, **kwargs) -> Any:
+        from ..fdfd.solver import run
+
+        return run(self, **kwargs)
+
+
+__all__ = ["FDFD3D", "PML", "FDFDSolver"]

@@ -1,0 +1,194 @@
+"""Sharded FDTD against one device (issue #7).
+
+``sharding``: a 3D FDTD run, float32, 32 x 24 x 20 cells of 1 mm, CPML on every face
+(10 cells on the x faces, so that each x slab straddles a shard boundary; 6 on the
+others), a z dipole at x = 0 (the middle shard boundary of four devices), a probe
+on and around that boundary and on the others, and a DFT plane z = 0 across the
+whole x interior. It runs 1,000 steps on one device and sharded along x over four,
+and compares the final six field components (the whole grid, CPML included), the
+probe series and the DFT accumulators. Metric: the largest of
+max |sharded - single| / max |single| over all of them; limit 1e-6.
+
+Four devices: the case uses them where JAX has four (four GPUs, or a CPU started
+with ``XLA_FLAGS=--xla_force_host_platform_device_count=4``); otherwise it re-runs
+itself in a subprocess on four forced CPU devices, since the flag only acts before
+JAX starts.
+
+The same module runs the workers of a multi-process check: ``python -m
+emjax.validation.parallel worker ID COUNT PORT OUT`` joins a job of COUNT processes
+through ``jax.distributed`` (coordinator 127.0.0.1:PORT) and process 0 writes the
+results to OUT (``.npz``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+LIMIT = 1e-6
+DEVICES = 4
+
+
+def scenario(steps: int = 1000, dtype: str = "float32"):
+    """The scenario of the ``sharding`` case (see the module docstring)."""
+    from ..model import (
+        CPML,
+        FDTD3D,
+        Boundaries,
+        DFTMonitor,
+        Domain,
+        GaussianPulse,
+        Medium,
+        PointDipole,
+        Probe,
+        Sphere,
+        Structure,
+    )
+
+    d = 1e-3
+    return FDTD3D(
+        name="sharding",
+        domain=Domain(shape=(32, 24, 20), spacing=d),
+        structures=[Structure(geometry=Sphere(center=(2e-3, 0.0, 0.0), radius=3e-3),
+                              medium=Medium(eps_r=3.0, sigma=0.01))],
+        sources=[PointDipole(position=(0.0, 0.5e-3, 0.5e-3), polarization="z",
+                             waveform=GaussianPulse(f0=30e9, fwidth=12e9))],
+        monitors=[
+            Probe(name="probe", positions=[(0.0, 0.0, 0.0), (-0.5e-3, 1e-3, 0.0),
+                                           (0.5e-3, -1e-3, 1e-3), (-5.5e-3, 2e-3, 0.0),
+                                           (5.5e-3, -2e-3, 0.0)]),
+            DFTMonitor(name="dft", center=(0.0, 0.0, 0.0), size=(12e-3, 10e-3, 0.0),
+                       frequencies=[25e9, 35e9]),
+        ],
+        boundary=Boundaries(x=CPML(thickness=10), y=CPML(thickness=6), z=CPML(thickness=6)),
+        steps=steps, dtype=dtype,
+    )
+
+
+def final_state(sim, devices=None, chunk: int = 100) -> dict[str, np.ndarray]:
+    """Final fields, probe series and DFT accumulators of ``sim`` as host arrays."""
+    import jax
+
+    from ..fdtd.solver import FDTDSolver, _chunk_lengths
+    from ..grid.yee import COMPONENTS
+    from ..parallel import gather
+
+    solver = FDTDSolver(sim, chunk=chunk, devices=devices)
+    state = solver.init_state()
+    step, probes = 0, []
+    for length in _chunk_lengths(solver.setup.steps, chunk):
+        state, ys, finite = solver.advance(state, step, length)
+        if not bool(finite):
+            from ..errors import InstabilityError
+
+            raise InstabilityError(f"{sim.name}: fields not finite by step {step + length}",
+                                   step=step + length, field="?", index=())
+        probes.append([np.asarray(jax.device_get(v)) for v in ys["probe"][0]])
+        step += length
+    out = {name: gather(F) for name, F in zip(COMPONENTS, (*state["E"], *state["H"]),
+                                              strict=True)}
+    for j, comp in enumerate(sim.monitors[0].components):
+        out[f"probe_{comp}"] = np.concatenate([p[j] for p in probes])
+    for comp, acc in state["dft"][0].items():
+        out[f"dft_{comp}"] = gather(acc)
+    return out
+
+
+def compare(ref: dict, other: dict) -> dict[str, float]:
+    """max |other - ref| / max |ref| per array."""
+    out = {}
+    for k, a in ref.items():
+        b = other[k]
+        scale = float(np.max(np.abs(a)))
+        out[k] = float(np.max(np.abs(b - a))) / scale if scale > 0 else float(np.max(np.abs(b)))
+    return out
+
+
+def _in_process(steps: int) -> list[dict]:
+    import jax
+
+    sim = scenario(steps)
+    ref = final_state(sim)
+    sharded = final_state(sim, devices=DEVICES)
+    errors = compare(ref, sharded)
+    worst = max(errors, key=errors.get)
+    fields = max(errors[c] for c in ("Ex", "Ey", "Ez", "Hx", "Hy", "Hz"))
+    dev = jax.devices()[0]
+    where = f"{DEVICES} x {dev.platform}"
+    rec = {"case": "sharding", "unit": "", "limit": LIMIT, "devices": where, "steps": steps}
+    return [
+        {**rec, "metric": "fields_rel_error", "value": fields, "pass": fields <= LIMIT},
+        {**rec, "metric": f"worst_rel_error ({worst})", "value": errors[worst],
+         "pass": errors[worst] <= LIMIT},
+        {**rec, "metric": "field_scale", "value": float(np.max(np.abs(ref["Ez"]))),
+         "limit": None, "pass": bool(np.max(np.abs(ref["Ez"])) > 0)},
+    ]
+
+
+def _forced_cpu_env(count: int) -> dict[str, str]:
+    env = dict(os.environ)
+    flags = [f for f in env.get("XLA_FLAGS", "").split()
+             if not f.startswith("--xla_force_host_platform_device_count")]
+    env["XLA_FLAGS"] = " ".join([*flags, f"--xla_force_host_platform_device_count={count}"])
+    env["JAX_PLATFORMS"] = "cpu"
+    return env
+
+
+def run_subprocess(args: list[str], count: int = DEVICES, timeout: float = 900) -> str:
+    """Run ``python -m emjax.validation.parallel ARGS`` on ``count`` forced CPU devices."""
+    proc = subprocess.run([sys.executable, "-m", __name__, *args], env=_forced_cpu_env(count),
+                          capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0:
+        from ..errors import EmjaxError
+
+        raise EmjaxError(f"{__name__} {' '.join(args)} failed (exit {proc.returncode}):\n"
+                         f"{proc.stderr[-3000:]}")
+    return proc.stdout
+
+
+def sharding(steps: int = 1000) -> list[dict]:
+    """The ``sharding`` case: in this process if JAX has four devices, else in a subprocess."""
+    import jax
+
+    if jax.device_count() >= DEVICES:
+        return _in_process(steps)
+    out = run_subprocess(["case", str(steps)])
+    return json.loads(out.strip().splitlines()[-1])
+
+
+CASES = {"sharding": sharding}
+
+
+# ------------------------------------------------------------ multi-process
+
+
+def worker(process_id: int, num_processes: int, port: int, out: str, steps: int) -> None:
+    """One process of a ``jax.distributed`` job running the ``sharding`` scenario sharded
+    over the devices of all processes; process 0 writes the final state to ``out``."""
+    from ..parallel import initialize
+
+    initialize(f"127.0.0.1:{port}", num_processes, process_id, timeout_s=120)
+    import jax
+
+    state = final_state(scenario(steps), devices=jax.device_count())
+    if jax.process_index() == 0:
+        np.savez(out, **state, device_count=jax.device_count(),
+                 process_count=jax.process_count())
+
+
+def _main(argv: list[str]) -> None:
+    if argv[0] == "case":
+        print(json.dumps(_in_process(int(argv[1]))))
+    elif argv[0] == "worker":
+        worker(int(argv[1]), int(argv[2]), int(argv[3]), argv[4], int(argv[5]))
+    else:
+        raise SystemExit(f"usage: python -m {__name__} case STEPS | worker ID COUNT PORT OUT "
+                         "STEPS")
+
+
+if __name__ == "__main__":
+    _main(sys.argv[1:])
