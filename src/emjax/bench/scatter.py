@@ -93,8 +93,8 @@ def car_rcs(full: bool | None = None, steps: int | None = None) -> list[dict]:
     from ..fdtd import update3d
 
     fold = update3d.TFSF_FOLD
-    variants = (("full step (TF/SF + NearToFar + DFT)", sim, False),
-                ("full step, TF/SF patches folded into the update", sim, True),
+    variants = (("full step (TF/SF added in place + NearToFar + DFT)", sim, False),
+                ("full step (TF/SF folded into the update + NearToFar + DFT)", sim, True),
                 ("bare step", bare, fold))
     try:
         for label, s, how in variants:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import jax
 import jax.numpy as jnp
 from jax import lax
 
@@ -149,10 +150,15 @@ def _pad_patch(x, start, shape):
     return lax.pad(x, jnp.zeros((), x.dtype), cfg)
 
 
-TFSF_FOLD = False
+TFSF_FOLD: bool | None = None
 """TF/SF patches: folded into the fused update zero-padded (True), or added after it
-in place, patch by patch (False, the default: on a CPU the car-rcs step with a plane
-wave ran at 15 Mcells/s folded and 52 in place, bare 37; measure on the GPU)."""
+in place, patch by patch (False); None picks by backend, folded on accelerators. The
+car-rcs step with a plane wave ran at 15 Mcells/s folded and 52 in place on a CPU,
+and at 17.3 Gcells/s folded and 6.3 in place on an H100 (BENCHMARKS.md)."""
+
+
+def _fold_tfsf() -> bool:
+    return TFSF_FOLD if TFSF_FOLD is not None else jax.default_backend() != "cpu"
 
 
 def _add_patches(out, terms, coeffs, comp: int, sign: float):
@@ -194,7 +200,7 @@ def _update(F, G, coeffs, pml, psi, lay: Layout, *, electric: bool, extra=None):
                 p["c" + fkey], ax) * D
             new_psi[slab.key][comp] = psi_new
             corrections[comp].append((slab, s_ * (_along(p["k" + fkey], ax) * D + psi_new)))
-        if extra is not None and TFSF_FOLD:
+        if extra is not None and _fold_tfsf():
             for start, patch in extra[comp]:
                 curl = curl + _pad_patch(patch.astype(curl.dtype), start, n_shape)
         a, b = coefficient(coeffs, comp)
@@ -220,7 +226,7 @@ def _update(F, G, coeffs, pml, psi, lay: Layout, *, electric: bool, extra=None):
             out = _mask_high(out, [comp] if lay.pmc_high[comp] else [])
         else:
             out = _mask_high(out, [a_ for a_ in range(3) if a_ != comp and lay.pmc_high[a_]])
-        if extra is not None and not TFSF_FOLD:
+        if extra is not None and not _fold_tfsf():
             out = _add_patches(out, extra[comp], coeffs, comp, sign)
         new_F.append(out)
     return tuple(new_F), new_psi
