@@ -218,19 +218,30 @@ def write_figures(sim, res, directory: Path, *, stem: str) -> list[Path]:
         return []
     directory.mkdir(parents=True, exist_ok=True)
     paths = []
-    for m in getattr(sim, "monitors", ()):
-        md = res[m.name]
-        path = directory / f"{stem}_{m.name}.png"
-        if m.type == "Probe":
+    plane_wave = any(getattr(s, "type", "") == "PlaneWave" for s in getattr(sim, "sources", ()))
+    for name, md in res.monitors.items():
+        path = directory / f"{stem}_{name}.png"
+        if md.kind == "Probe":
             plot.plot_probe(md, next(iter(md.data)), path=path)
-        elif m.type in ("FieldSnapshot", "DFTMonitor"):
+        elif md.kind in ("FieldSnapshot", "DFTMonitor") and _on_grid(md):
             plot.plot_slice(md, next(iter(md.data)), path=path)
-        elif m.type == "EnergyMonitor":
+        elif md.kind == "EnergyMonitor":
             plot.plot_energy(md, path=path)
+        elif md.kind == "NearToFar" and plane_wave:  # RCS needs the incident spectrum
+            plot.plot_rcs(md, path=path)
         else:
             continue
         paths.append(path)
+    if "rcs_theta_deg" in res.metadata:  # FDFD scattering: E- and H-plane RCS
+        from .fdfd.solver import plot_rcs
+
+        paths.append(plot_rcs(res, directory / f"{stem}_rcs.png"))
     return paths
+
+
+def _on_grid(md) -> bool:
+    """Grid monitors carry per-component axes (x_Ez, ...); mesh snapshots carry nodes."""
+    return any(k.startswith("x_") for k in md.coords)
 
 
 # --------------------------------------------------------- validate, bench
