@@ -34,3 +34,23 @@ def copy_bandwidth(nbytes: int = 2 << 30, repeats: int = 20) -> float:
 def on_gpu() -> bool:
     """True when JAX's default backend is an accelerator (sizes are cut on the CPU)."""
     return jax.default_backend() not in ("cpu",)
+
+
+def time_chunks(solver, steps: int, repeats: int = 3) -> tuple[float, float, object]:
+    """(median seconds per step, seconds of the first chunk (compilation), final state)
+    of a time-domain solver's jitted chunk of ``steps``; raises FloatingPointError if
+    the fields stop being finite (a benchmark of a blown-up run measures nothing)."""
+    state = solver.init_state()
+    t = time.perf_counter()
+    state, _, ok = solver.advance(state, 0, steps)
+    jax.block_until_ready(state)
+    compile_s = time.perf_counter() - t
+    times = []
+    for r in range(repeats):
+        t = time.perf_counter()
+        state, _, ok = solver.advance(state, (r + 1) * steps, steps)
+        jax.block_until_ready(state)
+        times.append(time.perf_counter() - t)
+    if not bool(ok):
+        raise FloatingPointError(f"{solver.sim.name}: fields not finite during the benchmark")
+    return statistics.median(times) / steps, compile_s, state

@@ -27,15 +27,11 @@ is 8% at 512^2 and 0.2% at 16384^2). The one-pass kernel ('pec-one-pass',
 
 from __future__ import annotations
 
-import statistics
-import time
 from collections.abc import Callable
-
-import jax
 
 from ..model import CPML, PEC, GaussianPulse
 from ..model.scenario2d import FDTD2D, Domain2D, LineSource, SplitPML
-from .common import copy_bandwidth, device_name, on_gpu
+from .common import copy_bandwidth, device_name, on_gpu, time_chunks
 
 SEED002_MS = {512: (4.2, 9.8), 1024: (20.9, 14.5), 2048: (82.8, 57.4)}
 """Seed 002's kernel times in ms per step: size -> (naive, shared-memory tiled)."""
@@ -62,23 +58,11 @@ def time_2d(sim: FDTD2D, steps: int, repeats: int = 3) -> dict:
     from ..fdtd.solver2d import FDTD2DSolver
 
     solver = FDTD2DSolver(sim, chunk=steps)
-    state = solver.init_state()
-    t = time.perf_counter()
-    state, _, ok = solver.advance(state, 0, steps)
-    jax.block_until_ready(state)
-    compile_s = time.perf_counter() - t
-    times = []
-    for r in range(repeats):
-        t = time.perf_counter()
-        state, _, ok = solver.advance(state, (r + 1) * steps, steps)
-        jax.block_until_ready(state)
-        times.append(time.perf_counter() - t)
-    if not bool(ok):
-        raise FloatingPointError(f"{sim.name}: fields not finite during the benchmark")
+    s_per_step, compile_s, _ = time_chunks(solver, steps, repeats)
     c = solver.setup.coeffs
     idx_bytes = sum(a.dtype.itemsize for g in ("E", "H") for a in c[g].get("idx", ()))
     base = 24 if sim.kernel == "one_pass" else 36
-    return {"s_per_step": statistics.median(times) / steps, "compile_s": compile_s,
+    return {"s_per_step": s_per_step, "compile_s": compile_s,
             "bytes_per_cell": base + idx_bytes}
 
 

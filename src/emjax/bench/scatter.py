@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .common import device_name, on_gpu
+from .common import device_name, on_gpu, time_chunks
 
 SEED_MCELLS = 287.0
 """Seed 001, car example, Mur ABC on a Tesla C1060 (Mcells/s, non-PML cells)."""
@@ -51,25 +51,9 @@ def car_scenario(full: bool | None = None):
 
 def time_scenario(sim, steps: int, repeats: int = 3) -> float:
     """Median seconds per step of the jitted chunk (compilation excluded)."""
-    import statistics
-    import time
-
-    import jax
-
     from ..fdtd.solver import FDTDSolver
 
-    solver = FDTDSolver(sim, chunk=steps)
-    state, _, _ = solver.advance(solver.init_state(), 0, steps)
-    jax.block_until_ready(state)
-    times = []
-    for r in range(repeats):
-        t = time.perf_counter()
-        state, _, ok = solver.advance(state, (r + 1) * steps, steps)
-        jax.block_until_ready(state)
-        times.append(time.perf_counter() - t)
-    if not bool(ok):
-        raise FloatingPointError(f"{sim.name}: fields not finite during the benchmark")
-    return statistics.median(times) / steps
+    return time_chunks(FDTDSolver(sim, chunk=steps), steps, repeats)[0]
 
 
 def car_rcs(full: bool | None = None, steps: int | None = None) -> list[dict]:
