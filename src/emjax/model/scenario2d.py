@@ -271,7 +271,9 @@ class FDTD2D(_Scenario):
         "indices", description="Update coefficients as indices into a table (CIS) or arrays (CAS)."
     )
     conformal: bool = Field(
-        True, description="TEz: conformal (Dey-Mittra) PEC boundaries instead of staircases.")
+        True, description="TEz: conformal (Dey-Mittra) PEC boundaries instead of staircases "
+        "(stable at any courant; most accurate at courant 0.7 or below, where fewer small "
+        "cut cells need enlarging).")
     kernel: Literal["two_pass", "one_pass"] = Field(
         "two_pass", description="two_pass: H then E; one_pass: both in one fused pass "
         "(recomputing neighbouring H), for PEC walls and electric line sources only.")

@@ -173,8 +173,11 @@ def cylinder_scenario(cells_per_wavelength: int = 20, f0: float = 1e9, radius: f
                       courant: float = 0.7, conformal: bool = True) -> FDTD2D:
     """A PEC circular cylinder of ``radius`` wavelengths at the origin, lit by a plane
     wave along +x through a TF/SF box half a wavelength beyond it; a DFT contour a
-    quarter wavelength outside the box (scattered-field region); CPML 10 cells. At
-    courant 0.7 the conformal (TEz) cells may be smaller (setup2d.conformal_min_area)."""
+    quarter wavelength outside the box (scattered-field region); CPML 10 cells. The
+    conformal (TEz) cells are stable at any courant, but a cut cell smaller than about
+    courant^2 / 4 times the sum of its free edge fractions is enlarged to that area
+    (setup2d._conformal_cells), so accuracy is best at courant 0.7 or below (RMS error
+    at 20 cells per wavelength: 0.14 dB at 0.5, 0.18 dB at 0.7, 0.58 dB at 0.99)."""
     from ..analysis.nf2ff2d import contour_monitors
     from ..model import PEC, PlaneWave
     from ..model.scenario2d import Circle, Structure2D
