@@ -47,7 +47,7 @@ def _cube(n, thickness=4, **kw):
 
 
 def test_kernels_import_without_pydantic():
-    code = ("import sys, emjax.fdtd.update3d, emjax.fdtd.cpml, emjax.grid.pml;"
+    code = ("import sys, emjax.fdtd.update3d, emjax.fdtd.cpml, emjax.fdtd.mur, emjax.grid.pml;"
             "assert 'pydantic' not in sys.modules, 'pydantic loaded';"
             "assert 'emjax.model' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)

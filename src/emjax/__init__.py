@@ -18,7 +18,7 @@ _LAZY = {
         "errors",
     ),
     **dict.fromkeys(
-        ("CPML", "FDTD3D", "PEC", "PMC", "Boundaries", "Box", "ContinuousWave", "Cylinder",
+        ("CPML", "FDTD3D", "Mur", "PEC", "PMC", "Boundaries", "Box", "ContinuousWave", "Cylinder",
          "DFTMonitor", "Domain", "EdgeSource", "Ellipsoid", "EnergyMonitor", "FieldSnapshot",
          "GaussianPulse", "Medium", "NearToFar", "PlaneWave", "PointDipole", "Probe",
          "RickerWavelet", "Sphere", "Structure", "Voxels", "load_scenario", "vacuum"),

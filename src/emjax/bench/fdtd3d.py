@@ -13,6 +13,9 @@ material index array read adds 1 B (uint8) per component.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+import math
 import statistics
 import time
 from collections.abc import Callable
@@ -158,8 +161,166 @@ def cpu_gpu_agreement(n: int = 48, steps: int = 500) -> list[dict]:
              "value": rel, "unit": "", "device": device_name()}]
 
 
+SEED001_MRI_INTERIOR = (312, 328, 325)
+"""Seed 001's MRI grid in cells (33.4 M cells quoted), the non-PML cells it counts."""
+SEED001_MRI_MUR = 500.0
+"""Seed 001 (sec. 4.2): the MRI model ran at 500 Mcells/s with the first-order Mur ABC
+on a Tesla C1060. Figure 9's CPML bars are not given as numbers in the text; it says
+only that the GPU ran 21.0 to 36.6 times faster than its CPU code with PMLs."""
+SEED001_TARGET_FACTOR = 60
+"""Issue #9: Mur on an H100 at least 60 times the seed's Mur figure (30 Gcells/s)."""
+
+
+def psi_traffic_per_slab_cell(itemsize: int) -> int:
+    """Bytes one CPML slab cell adds to a step (the slab-volume model): psi of two E
+    and two H components read and written (8 values), the combined strategy's slab
+    terms written and read back (8), the slab of each psi's source field read (4)."""
+    return 20 * itemsize
+
+
+def _mri_variant(sim: FDTD3D, **fields) -> FDTD3D:
+    """``sim`` with some fields replaced, validated again."""
+    return FDTD3D.model_validate({**sim.model_dump(), **fields})
+
+
+def _sibling(solver, sim: FDTD3D, **layout):
+    """A solver sharing ``solver``'s set-up and device constants, with some fields of
+    its layout replaced (the phantom is rasterised once per grid, not per variant)."""
+    other = copy.copy(solver)
+    lay = dataclasses.replace(solver.setup.layout, **layout)
+    other.setup = dataclasses.replace(solver.setup, sim=sim, layout=lay)
+    other.sim = sim
+    other._compiled = {}
+    return other
+
+
+def seed001_pml_thickness(thicknesses=None, steps: int | None = None,
+                          strategies=("combined", "per_face")) -> list[dict]:
+    """Seed 001 Figure 9: ``mri-coil`` speed against CPML thickness on all six faces.
+
+    As in the seed, the PML cells are added around a fixed interior (312 x 328 x 325
+    cells at 4 mm on a GPU; 52 x 55 x 54 at 24 mm on a CPU) and only the interior
+    (non-PML) cells are counted; thickness 0 is the first-order Mur ABC on the
+    interior's own faces (and, for comparison, PEC walls, which absorb nothing).
+    ``size`` in the records is the thickness in cells.
+
+    Records per thickness and strategy: all-cells and non-PML Gcells/s, ms per step,
+    psi MiB, and the step's cost relative to the PEC-walled interior (a bare step),
+    measured and predicted by the slab-volume model (every cell at the bare step's
+    bytes per cell, plus :func:`psi_traffic_per_slab_cell` per psi cell), with the
+    deviation in %; and the cost relative to Mur. Mur is timed twice: planes folded
+    into the update and written in place (``update3d.MUR_FOLD``); the folded one is
+    the reference.
+    """
+    from ..fdtd import update3d
+    from ..fdtd.setup import psi_bytes
+    from ..fdtd.solver import FDTDSolver
+    from ..model.boundaries import Mur
+    from ..scenarios.mri import mri_coil
+
+    gpu = on_gpu()
+    interior, spacing = (SEED001_MRI_INTERIOR, 4e-3) if gpu else ((52, 55, 54), 24e-3)
+    thicknesses = thicknesses or ((0, 5, 10, 15, 20) if gpu else (0, 5, 10))
+    steps = steps or (100 if gpu else 5)
+    repeats = 3 if gpu else 2
+    dev, bw = device_name(), copy_bandwidth(nbytes=(2 << 30) if gpu else (64 << 20))
+    n_int = math.prod(interior)
+    case = "seed001-pml-thickness"
+    recs = [
+        {"case": case, "size": 0, "metric": "copy bandwidth", "value": bw / 1e9,
+         "unit": "GB/s", "device": dev},
+        {"case": case, "size": 0, "metric": "seed Figure 9 (Tesla C1060): Mur, non-PML",
+         "value": SEED001_MRI_MUR, "unit": "Mcells/s", "device": dev},
+        {"case": case, "size": 0, "metric": "non-PML cells", "value": float(n_int),
+         "unit": "cells", "device": dev},
+        {"case": case, "size": 0, "metric": "psi traffic per slab cell (model)",
+         "value": float(psi_traffic_per_slab_cell(4)), "unit": "B",  # float32
+         "device": dev},
+    ]
+
+    def rec(t, metric, value, unit):
+        recs.append({"case": case, "size": t, "metric": metric, "value": float(value),
+                     "unit": unit, "device": dev})
+
+    def timed(solver):
+        from .common import time_chunks
+
+        s_step, compile_s, state = time_chunks(solver, steps, repeats)
+        del state
+        return s_step, compile_s
+
+    mur_s = bare_s = bare_bytes = None
+    for t in sorted(set(thicknesses)):
+        tc = max(t, 1)
+        base = mri_coil(shape=tuple(n + 2 * tc for n in interior), spacing=spacing, pml=tc,
+                        strategy=strategies[0])
+        if t == 0:  # the same interior and contents, Mur on its faces
+            base = _mri_variant(base, domain={"shape": interior, "spacing": spacing},
+                                boundary=Mur().model_dump())
+        first = FDTDSolver(base, chunk=steps)
+        n_tot = first.setup.grid.num_cells
+        b_cell = 72 + sum(a.dtype.itemsize for c in first.setup.coeffs.values()
+                          for a in c.get("idx", ()))
+        psi = psi_bytes(first.setup)
+        item = np.dtype(base.dtype).itemsize
+        psi_cells = psi // (4 * item)
+        rec(t, "all cells", n_tot, "cells")
+        if t == 0:
+            fold = update3d.MUR_FOLD
+            pec = _mri_variant(base, boundary=PEC().model_dump())
+            variants = (
+                (True, "Mur", _sibling(first, base)),
+                (False, "Mur, planes written in place", _sibling(first, base)),
+                (True, "PEC walls", _sibling(first, pec, mur=(), pec_low=(True,) * 3)),
+            )
+            try:
+                for how, label, solver in variants:
+                    update3d.MUR_FOLD = how  # read when the step is traced
+                    s_step, compile_s = timed(solver)
+                    rec(t, f"{label}: all cells", n_tot / s_step / 1e9, "Gcells/s")
+                    rec(t, f"{label}: non-PML cells", n_int / s_step / 1e9, "Gcells/s")
+                    rec(t, f"{label}: ms per step", s_step * 1e3, "ms")
+                    rec(t, f"{label}: fraction of copy bandwidth",
+                        n_tot / s_step * b_cell / bw, "")
+                    rec(t, f"{label}: vs seed's Mur", n_int / s_step / 1e6 / SEED001_MRI_MUR,
+                        "x")
+                    rec(t, f"{label}: compile", compile_s, "s")
+                    if label == "Mur":
+                        mur_s = s_step
+                    elif label == "PEC walls":
+                        bare_s, bare_bytes = s_step, n_tot * b_cell
+            finally:
+                update3d.MUR_FOLD = fold
+            rec(t, f"Mur: target ({SEED001_TARGET_FACTOR}x the seed's Mur)",
+                SEED001_TARGET_FACTOR * SEED001_MRI_MUR / 1e3, "Gcells/s")
+            continue
+        rec(t, "psi", psi / 2**20, "MiB")
+        for strategy in strategies:
+            sim = _mri_variant(base, cpml_strategy=strategy)
+            s_step, compile_s = timed(_sibling(first, sim, strategy=strategy))
+            rec(t, f"{strategy}: all cells", n_tot / s_step / 1e9, "Gcells/s")
+            rec(t, f"{strategy}: non-PML cells", n_int / s_step / 1e9, "Gcells/s")
+            rec(t, f"{strategy}: ms per step", s_step * 1e3, "ms")
+            rec(t, f"{strategy}: vs seed's Mur", n_int / s_step / 1e6 / SEED001_MRI_MUR, "x")
+            rec(t, f"{strategy}: compile", compile_s, "s")
+            if mur_s is not None:
+                rec(t, f"{strategy}: cost vs Mur, measured", s_step / mur_s, "x")
+            if bare_s is not None:
+                predicted = (n_tot * b_cell + psi_cells * psi_traffic_per_slab_cell(item)
+                             ) / bare_bytes
+                measured = s_step / bare_s
+                rec(t, f"{strategy}: cost vs bare interior, slab-volume prediction",
+                    predicted, "x")
+                rec(t, f"{strategy}: cost vs bare interior, measured", measured, "x")
+                rec(t, f"{strategy}: measured against prediction",
+                    100 * (measured / predicted - 1), "%")
+        del first
+    return recs
+
+
 CASES: dict[str, Callable[[], list[dict]]] = {
     "seed001-cube": seed001_cube,
+    "seed001-pml-thickness": seed001_pml_thickness,
     "roofline": roofline,
     "cpu-gpu": cpu_gpu_agreement,
 }

@@ -6,7 +6,8 @@ where their media differ; two arrays per component for CAS), psi on the CPML sla
 DFT accumulators, per-chunk snapshot buffers and probe outputs, energy weights, and
 XLA's working space, which measured (H100, 256^3 and 512^3) at half the psi bytes:
 the fields update in place, the psi of one update is double-buffered. The estimate
-came within 0-3% of the measured peak (BENCHMARKS.md). The check runs before
+came within 0-3% of the measured peak (BENCHMARKS.md). Mur faces add nothing: they
+hold no state, and their boundary planes are plane-sized temporaries. The check runs before
 rasterization, so a run that cannot fit is refused in well under a second.
 """
 

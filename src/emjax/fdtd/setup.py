@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..constants import eps0, mu0
+from ..constants import c0, eps0, mu0
 from ..errors import SetupError
 from ..grid import subpixel
 from ..grid.rasterize import rasterize
@@ -31,8 +31,10 @@ from ..model import (
     PointDipole,
     Probe,
 )
+from ..model.boundaries import Mur
 from . import neartofar, tfsf
 from .cpml import build_slabs, slab_coefficients
+from .mur import mur_coefficient
 from .update3d import Layout
 
 AXIS = {"x": 0, "y": 1, "z": 2}
@@ -110,10 +112,40 @@ def _tables(media, index: dict[str, np.ndarray], comps, fn, dt, dtype, storage):
     return coeffs, weights, idx
 
 
+MUR_MIN_CELLS = 3
+"""Cells an axis with a Mur face needs: the boundary plane, the interior plane it reads,
+and one more so that the low and high faces' planes never meet."""
+
+
+def mur_faces(sim, dt: float) -> tuple[tuple[int, int, float], ...]:
+    """(axis, side, coefficient) of every Mur face; raises SetupError for an axis too
+    short for it. The coefficient uses the face's eps_r, or the background's."""
+    out, problems = [], []
+    bg = sim.background
+    for a, pair in enumerate(sim.faces):
+        for side, face in enumerate(pair):
+            if not isinstance(face, Mur):
+                continue
+            n = sim.domain.cells[a]
+            if n < MUR_MIN_CELLS:
+                problems.append(
+                    f"boundary: Mur on the {('low', 'high')[side]} {'xyz'[a]} face needs at "
+                    f"least {MUR_MIN_CELLS} cells along {'xyz'[a]}, the domain has {n}; "
+                    "enlarge the domain or use PEC/PMC on that face")
+                continue
+            eps_r = face.eps_r if face.eps_r is not None else bg.eps_r
+            c = c0 / math.sqrt(eps_r * bg.mu_r)
+            out.append((a, side, float(mur_coefficient(c * dt, sim.domain.spacing3[a]))))
+    if problems:
+        raise SetupError("; ".join(problems))
+    return tuple(out)
+
+
 def prepare(sim) -> FDTDSetup:
     """Build the host-side set-up of an FDTD3D scenario."""
     dom = sim.domain
     faces = sim.faces
+    mur = mur_faces(sim, sim.dt)  # before any large allocation
     extended = tuple(isinstance(hi, PMC) for _, hi in faces)
     grid = YeeGrid(cells=dom.cells, spacing=dom.spacing3, lower=dom.lower, extended=extended)
     dtype = np.dtype(sim.dtype)
@@ -186,6 +218,7 @@ def prepare(sim) -> FDTDSetup:
         pmc_high=extended,
         pec_low=tuple(isinstance(lo, PEC | CPML) for lo, _ in faces),
         strategy=sim.cpml_strategy,
+        mur=mur,
     )
 
     setup = FDTDSetup(
@@ -263,18 +296,25 @@ def _boxes(sim, grid) -> dict:
     index corners; raises SetupError naming every misplaced box."""
     pml = sim.pml_cells()
     out, problems = {}, []
+    # A Mur face reads the plane next to it, which must see the scattered field only:
+    # a TF/SF box keeps one more cell from it. The upper Mur plane is the last node,
+    # not the wall beyond, so default boxes keep their margin from that node.
+    mur = [[int(isinstance(f, Mur)) for f in pair] for pair in sim.faces]
+    walls = tuple((lo, hi + m_hi) for (lo, hi), (_, m_hi) in zip(pml, mur, strict=True))
 
-    def check(what, lo, hi):
+    def check(what, lo, hi, tfsf=False):
         for a, ax in enumerate("xyz"):
             n = grid.cells[a]
-            first, last = pml[a][0] + 1, n - max(pml[a][1], 1) - 1
+            first = pml[a][0] + 1 + (mur[a][0] if tfsf else 0)
+            last = n - max(pml[a][1], 1) - 1 - (mur[a][1] if tfsf else 0)
             if not (first <= lo[a] < hi[a] <= last):
                 x = grid.lower[a] + np.array([lo[a], hi[a]]) * grid.spacing[a]
                 problems.append(
                     f"{what}: box along {ax} spans nodes {lo[a]}..{hi[a]} "
                     f"([{x[0]:.6g}, {x[1]:.6g}] m); it must lie within nodes {first}..{last}, "
-                    "at least one cell inside the CPML or wall, and be at least one cell "
-                    "thick; shrink the box or enlarge the domain")
+                    "at least one cell inside the CPML or wall (a TF/SF box two inside a Mur "
+                    "face), and be at least one cell thick; shrink the box or enlarge the "
+                    "domain")
                 return False
         return True
 
@@ -282,13 +322,13 @@ def _boxes(sim, grid) -> dict:
     for i, s in waves:
         if s.waveform is None:
             problems.append(f"sources[{i}] PlaneWave: FDTD needs a 'waveform'; add one")
-        lo, hi = _box_from(grid, pml, s.box_center, s.box_size, s.box_margin)
-        if check(f"sources[{i}] PlaneWave TF/SF", lo, hi):
+        lo, hi = _box_from(grid, walls, s.box_center, s.box_size, s.box_margin)
+        if check(f"sources[{i}] PlaneWave TF/SF", lo, hi, tfsf=True):
             out[("source", i)] = (lo, hi)
     for m in sim.monitors:
         if not isinstance(m, NearToFar):
             continue
-        lo, hi = _box_from(grid, pml, m.center, m.size, m.margin)
+        lo, hi = _box_from(grid, walls, m.center, m.size, m.margin)
         what = f"monitor NearToFar '{m.name}'"
         if not check(what, lo, hi):
             continue

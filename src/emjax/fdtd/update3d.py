@@ -17,6 +17,10 @@ update first and then adds each face's correction over its slab. The slab terms
 pass through ``lax.optimization_barrier`` first: without it XLA recomputes psi
 inside the bulk kernel and the step ran 15% slower (BENCHMARKS.md).
 
+First-order Mur faces (``fdtd/mur.py``) replace the tangential E on their boundary
+planes at the end of the E update: folded (plane values computed first, written with
+an index comparison in the same fused pass) or in place (``MUR_FOLD``).
+
 Static choices live in :class:`Layout`; arrays live in pytrees: ``coeffs`` (update
 coefficients), ``pml`` (slab key -> 1D b, c, 1/kappa - 1) and the state.
 """
@@ -30,6 +34,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from .cpml import CURL_TERMS, Slab, tangential
+from .mur import MurFace, mur_in_place, mur_planes, put_planes
 
 
 @dataclass(frozen=True)
@@ -39,7 +44,8 @@ class Layout:
     shape: array shape; inv_d: (1/dx, 1/dy, 1/dz) in 1/m; slabs: CPML slabs;
     pmc_low/pmc_high: per axis, PMC on that face (high implies an extended axis);
     pec_low: per axis, tangential E on the low face forced to zero (PEC or CPML);
-    strategy: "combined" or "per_face".
+    strategy: "combined" or "per_face"; mur: first-order Mur faces as (axis, side,
+    coefficient), side 0 low and 1 high (see :mod:`emjax.fdtd.mur`).
     """
 
     shape: tuple[int, int, int]
@@ -49,6 +55,12 @@ class Layout:
     pmc_high: tuple[bool, bool, bool] = (False, False, False)
     pec_low: tuple[bool, bool, bool] = (False, False, False)
     strategy: str = "combined"
+    mur: tuple[MurFace, ...] = ()
+
+    @property
+    def mur_high(self) -> tuple[bool, bool, bool]:
+        """Per axis, a Mur face on the upper side (its last tangential H is dead)."""
+        return tuple(any(a == ax and side == 1 for ax, side, _ in self.mur) for a in range(3))
 
 
 def _shift(F, axis: int, by: int):
@@ -161,6 +173,16 @@ def _fold_tfsf() -> bool:
     return TFSF_FOLD if TFSF_FOLD is not None else jax.default_backend() != "cpu"
 
 
+MUR_FOLD: bool = True
+"""Mur planes: written inside the fused E update behind a barrier (True) or with
+``dynamic_update_slice`` after it (False). Folded moved fewer bytes on a CPU (see
+:mod:`emjax.fdtd.mur`); ``emjax bench seed001-pml-thickness`` times both on a GPU."""
+
+
+def _fold_mur() -> bool:
+    return MUR_FOLD
+
+
 def _add_patches(out, terms, coeffs, comp: int, sign: float):
     """``out[patch] += sign * b * patch`` for each (start, patch), in place (the buffer
     is fresh from the update); b gathered over the patch only."""
@@ -225,9 +247,22 @@ def _update(F, G, coeffs, pml, psi, lay: Layout, *, electric: bool, extra=None):
             out = _mask_low(out, [a_ for a_ in range(3) if a_ != comp and lay.pec_low[a_]])
             out = _mask_high(out, [comp] if lay.pmc_high[comp] else [])
         else:
-            out = _mask_high(out, [a_ for a_ in range(3) if a_ != comp and lay.pmc_high[a_]])
+            # Beyond an upper Mur plane the half cell is dead: its tangential H is zero.
+            dead = [a_ for a_ in range(3)
+                    if a_ != comp and (lay.pmc_high[a_] or lay.mur_high[a_])]
+            out = _mask_high(out, dead)
         if extra is not None and not _fold_tfsf():
             out = _add_patches(out, extra[comp], coeffs, comp, sign)
+        if electric and lay.mur and not _fold_mur():
+            out = mur_in_place(F[comp], out, comp, lay.mur)
+        elif electric and lay.mur:
+            planes = mur_planes(F[comp], out, comp, lay.mur)
+            if planes:
+                # Materialise the planes (plane-sized) so that XLA writes them inside
+                # the one fused update instead of recomputing them per element.
+                values = lax.optimization_barrier([v for _, _, v in planes])
+                out = put_planes(out, [(ax, b, v) for (ax, b, _), v in
+                                       zip(planes, values, strict=True)])
         new_F.append(out)
     return tuple(new_F), new_psi
 

@@ -1,7 +1,7 @@
 """The scenario model: pure, validated data (pydantic v2, no JAX)."""
 
 from .base import EmModel
-from .boundaries import CPML, PMC, Boundaries
+from .boundaries import CPML, PMC, Boundaries, Mur
 from .dga import (
     DGATD,
     BoxMesh,
@@ -64,6 +64,7 @@ __all__ = [
     "MeshEdgeSource",
     "MeshFile",
     "MeshSnapshot",
+    "Mur",
     "NearToFar",
     "PlaneWave",
     "PointDipole",

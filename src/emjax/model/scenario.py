@@ -16,7 +16,7 @@ from pydantic import Field, field_validator, model_validator
 
 from ..constants import c0
 from .base import EmModel, Vec3
-from .boundaries import CPML, PMC, BoundarySpec, face_boundaries
+from .boundaries import CPML, PMC, BoundarySpec, Mur, face_boundaries
 from .geometry import Geometry, Voxels
 from .media import PEC, AnyMedium, Medium
 from .monitors import DFTMonitor, FieldSnapshot, Monitor, Probe
@@ -290,6 +290,9 @@ def _placement_problems(sim: FDTD3D) -> list[str]:
     for a, pair in enumerate(sim.faces):
         if any(isinstance(b, PMC) for b in pair) and cells[a] < 2:
             out.append(f"boundary: PMC along {'xyz'[a]} needs at least 2 cells")
+        if any(isinstance(b, Mur) for b in pair) and cells[a] < 3:
+            out.append(f"boundary: Mur along {'xyz'[a]} needs at least 3 cells, the domain "
+                       f"has {cells[a]}; enlarge the domain or use PEC or PMC there")
     # The usable interior: inside the domain and outside every CPML.
     in_lo = [lower[a] + pml[a][0] * d[a] for a in range(3)]
     in_hi = [upper[a] - pml[a][1] * d[a] for a in range(3)]
