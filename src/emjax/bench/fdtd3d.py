@@ -16,8 +16,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import math
-import statistics
-import time
 from collections.abc import Callable
 
 import jax
@@ -36,7 +34,7 @@ from ..model import (
     Sphere,
     Structure,
 )
-from .common import copy_bandwidth, device_name, on_gpu
+from .common import copy_bandwidth, device_name, on_gpu, time_chunks
 
 
 def cube_scenario(n: int, *, thickness: int = 10, strategy: str = "combined",
@@ -68,23 +66,11 @@ def time_scenario(sim: FDTD3D, steps: int, repeats: int = 3) -> dict:
     from ..fdtd.solver import FDTDSolver
 
     solver = FDTDSolver(sim, chunk=steps)
-    state = solver.init_state()
-    t = time.perf_counter()
-    state, _ys, ok = solver.advance(state, 0, steps)
-    jax.block_until_ready(state)
-    compile_s = time.perf_counter() - t
-    times = []
-    for r in range(repeats):
-        t = time.perf_counter()
-        state, _, ok = solver.advance(state, (r + 1) * steps, steps)
-        jax.block_until_ready(state)
-        times.append(time.perf_counter() - t)
-    if not bool(ok):
-        raise FloatingPointError(f"{sim.name}: fields not finite during the benchmark")
+    s_per_step, compile_s, _ = time_chunks(solver, steps, repeats)
     idx_bytes = sum(a.dtype.itemsize for a in solver.setup.coeffs["E"].get("idx", ())) + sum(
         a.dtype.itemsize for a in solver.setup.coeffs["H"].get("idx", ()))
     cas = 0 if sim.storage == "indices" else 4 * 2 * 6
-    return {"s_per_step": statistics.median(times) / steps, "compile_s": compile_s,
+    return {"s_per_step": s_per_step, "compile_s": compile_s,
             "bytes_per_cell": 72 + idx_bytes + cas}
 
 
