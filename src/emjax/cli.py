@@ -162,10 +162,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         per = estimate_per_device(sim, n, args.shard_axis)
         print(f"sharded along {args.shard_axis} over {n} devices; memory per device:\n"
               f"{format_estimate(per)}")
+    if not opts:  # the budget, printed before every run
+        print(f"device memory needed:\n{format_estimate(sim.estimate())}")
     if args.dry_run:
         need = sim.estimate() if not opts else per
         free, where = available_bytes()
-        print(f"device memory needed:\n{format_estimate(need)}")
         fits = need["total"] <= free
         print(f"{where}: {free / 2**20:.1f} MiB free: {'fits' if fits else 'does NOT fit'}")
         return 0 if fits else 1
@@ -232,6 +233,11 @@ def write_figures(sim, res, directory: Path, *, stem: str) -> list[Path]:
         else:
             continue
         paths.append(path)
+    if getattr(sim, "name", "") == "mri-coil" and "head" in res and "ports" in res:
+        # B1+ and SAR per watt accepted: PNG slices and an HDF5 file
+        from .scenarios.mri import write_coil_outputs
+
+        paths += write_coil_outputs(res, sim, directory, stem=stem)
     if "rcs_theta_deg" in res.metadata:  # FDFD scattering: E- and H-plane RCS
         from .fdfd.solver import plot_rcs
 

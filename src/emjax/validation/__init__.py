@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 
-_MODULES = ("fdtd3d", "scatter", "fdtd2d", "dga", "parallel", "fdfd")
+_MODULES = ("fdtd3d", "scatter", "fdtd2d", "dga", "parallel", "fdfd", "sar")
 """Submodules holding ``CASES``; a solver's cases are registered by naming its module."""
 
 
