@@ -43,6 +43,7 @@ from emjax.model.scenario import MAX_STEPS
 
 OURS = (EmjaxError, pydantic.ValidationError)
 MAX_RUN_STEPS = 4  # loaded scenarios run at most this many steps
+MAX_RUN_ITERS = 20  # and at most this many Krylov iterations
 HANG_S = 60  # an example slower than this is a hang
 DEADLINE = timedelta(seconds=30)  # hypothesis' own per-example limit (includes compilation)
 
@@ -290,10 +291,83 @@ def dgatd_docs(draw) -> dict:
     return doc
 
 
+@st.composite
+def fdfd3d_docs(draw) -> dict:
+    """A small valid FDFD3D document: 5^3 or 7^3 cells (PML 1 or 2 cells), at most two
+    lossy dielectric objects inside the interior, a plane wave, a short Krylov solve.
+
+    The grid is one of two shapes and the Krylov chunk one of two lengths so that the
+    jitted solver compiles once per (shape, method, storage, precision) and is reused
+    by the later documents."""
+    t = draw(st.integers(1, 2))
+    cells = [2 * t + 3] * 3  # the fewest the model accepts: 3 interior cells per axis
+    d = draw(st.sampled_from([1e-3, 2e-3, 5e-3]))
+    per_axis = draw(st.booleans())
+    dxyz = [d * draw(st.sampled_from([0.8, 1.0, 1.25])) if per_axis else d for _ in range(3)]
+    dom: dict = {"shape": cells, "spacing": dxyz if per_axis else d}
+    if draw(st.booleans()):
+        dom["origin"] = [draw(st.floats(-0.01, 0.01)) for _ in range(3)]
+        lower = dom["origin"]
+    else:
+        lower = [-n * dx / 2 for n, dx in zip(cells, dxyz, strict=True)]
+    # Interior centre and half widths; objects stay within 0.8 of them (out of the PML).
+    mid = [lo + n * dx / 2 for lo, n, dx in zip(lower, cells, dxyz, strict=True)]
+    half = [(n - 2 * t) * dx / 2 for n, dx in zip(cells, dxyz, strict=True)]
+    h = min(half)
+    doc: dict = {"type": "FDFD3D", "domain": dom, "frequency": draw(st.floats(1e9, 60e9)),
+                 "boundary": {"type": "PML", "thickness": t}, "structures": []}
+    for _ in range(draw(st.integers(0, 2))):
+        kind = draw(st.sampled_from(["Sphere", "Box", "Cylinder", "Ellipsoid", "Voxels"]))
+        c = [m + draw(st.floats(-0.3, 0.3)) * hw for m, hw in zip(mid, half, strict=True)]
+        r = lambda: draw(st.floats(0.05, 0.25)) * h  # noqa: E731
+        medium = draw(_medium(pec_ok=False))
+        if kind == "Sphere":
+            g = {"type": kind, "center": c, "radius": r()}
+        elif kind == "Box":
+            g = {"type": kind, "center": c, "size": [2 * r(), 2 * r(), 2 * r()]}
+        elif kind == "Ellipsoid":
+            g = {"type": kind, "center": c, "semi_axes": [r(), r(), r()]}
+        elif kind == "Cylinder":
+            axis = draw(st.one_of(st.sampled_from(["x", "y", "z"]),
+                                  st.lists(st.floats(0.1, 1.0), min_size=3, max_size=3)))
+            g = {"type": kind, "center": c, "radius": r(), "length": 2 * r(), "axis": axis}
+        else:
+            n = draw(st.integers(1, 2))
+            sp = 0.25 * h
+            labels = [[[draw(st.integers(0, 2)) for _ in range(n)] for _ in range(n)]
+                      for _ in range(n)]
+            g = {"type": kind, "origin": [x - sp for x in c], "spacing": [sp] * 3,
+                 "labels": labels, "media": {"1": medium, "2": draw(_medium(pec_ok=False))}}
+        doc["structures"].append({"geometry": g} if kind == "Voxels"
+                                 else {"geometry": g, "medium": medium})
+    if draw(st.booleans()):
+        doc["incident"] = {"type": "PlaneWave", "theta": draw(st.floats(0.0, 180.0)),
+                           "phi": draw(st.floats(-360.0, 360.0)),
+                           "polarization": draw(st.floats(-360.0, 360.0)),
+                           "amplitude": draw(st.floats(0.1, 10.0))}
+    if draw(st.booleans()):
+        method = draw(st.sampled_from(["cocg", "bicgstab", "cocg_sr"]))
+        doc["solver"] = {"type": "FDFDSolver", "method": method,
+                         "tol": draw(st.floats(1e-6, 0.5)),
+                         "max_iter": draw(st.integers(1, MAX_RUN_ITERS)), "progress_every": 5,
+                         "preconditioner": draw(st.sampled_from(["none", "jacobi"])),
+                         "symmetrize": True if method != "bicgstab" else draw(st.booleans()),
+                         "raise_on_failure": draw(st.booleans())}
+    for key, opts in (("storage", ["indices", "arrays", "separable"]),
+                      ("precision", ["complex128", "complex64"]), ("rcs", [True, False]),
+                      ("subpixel", [False, True]), ("slice_axis", ["x", "y", "z"])):
+        if draw(st.booleans()):
+            doc[key] = draw(st.sampled_from(opts))
+    if doc.get("rcs", True):
+        doc["rcs_angles"] = draw(st.integers(2, 9))
+    return doc
+
+
 VALID_DOCS: dict[str, st.SearchStrategy[dict]] = {
     "FDTD3D": fdtd3d_docs(),
     "FDTD2D": fdtd2d_docs(),
     "DGATD": dgatd_docs(),
+    "FDFD3D": fdfd3d_docs(),
 }
 """Scenario kind -> strategy of small valid documents. Add new kinds here."""
 
@@ -303,6 +377,16 @@ KNOWN_GAPS: dict[str, dict[str, str]] = {
                  "(OverflowError); fix: le=MAX_STEPS and scenario.time_step_problems",
         "duration": "see steps",
         "spacing": "dt overflows (OverflowError) for absurd spacings; see steps",
+    },
+    "FDFD3D": {
+        "shape": "no memory check before allocation: a 1e5^3 grid reaches rasterize and "
+                 "raises numpy's MemoryError/ValueError; fix: compare fdfd.setup.estimate "
+                 "with memory.available_bytes() in fdfd.solver.prepare and raise "
+                 "ResourceError, as fdtd.memory.check_fits does",
+        "spacing": "see shape (the huge-grid damage)",
+        "symmetrize": "method='cocg' with symmetrize=false loads and then raises a bare "
+                      "ValueError in fdfd.solver.solve; fix: a model_validator on "
+                      "FDFDSolver refusing it",
     },
     "DGATD": {
         "steps": "no upper bound on steps: 1e12 steps hang, 2**63 raise MemoryError",
@@ -508,6 +592,10 @@ def outcome(text: str) -> str:
         assert steps <= MAX_STEPS, f"{sim.type}: {steps} steps were accepted"
     if "steps" in type(sim).model_fields and (steps is None or steps > MAX_RUN_STEPS):
         sim = cli.with_steps(sim, MAX_RUN_STEPS)
+    solver = getattr(sim, "solver", None)
+    if getattr(solver, "max_iter", 0) > MAX_RUN_ITERS:  # FDFD: a short solve, like the steps
+        sim = sim.model_copy(update={"solver": solver.model_copy(
+            update={"max_iter": MAX_RUN_ITERS})})
     try:
         res = sim.run(progress=False)
     except EmjaxError as e:

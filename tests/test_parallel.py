@@ -1,5 +1,5 @@
-"""Sharded FDTD (emjax.parallel): equal to one device, on forced CPU devices and across
-two processes; placement, memory estimate per device, start-up and the command line.
+"""Sharded FDTD and FDFD (emjax.parallel): equal to one device, on forced CPU devices and
+across two processes; placement, memory estimate per device, start-up and the command line.
 
 Several devices need ``XLA_FLAGS=--xla_force_host_platform_device_count=N`` before
 JAX starts, so those checks run this file as a script in a subprocess
@@ -36,7 +36,8 @@ def _script(check: str, devices: int = 4, timeout: float = 600) -> dict:
 
 
 def test_sharding_case_matches_single_device():
-    """`emjax validate sharding`: 1,000 float32 steps, CPML straddling shard boundaries."""
+    """`emjax validate sharding`: 1,000 float32 steps, CPML straddling shard boundaries;
+    and an FDFD solve sharded over the same four devices."""
     recs = vp.sharding(steps=1000)
     by = {r["metric"].split(" ")[0]: r for r in recs}
     assert all(r["pass"] for r in recs), recs
@@ -44,10 +45,25 @@ def test_sharding_case_matches_single_device():
     assert by["worst_rel_error"]["value"] <= 1e-6, by["worst_rel_error"]
     assert by["field_scale"]["value"] > 1.0  # the fields compared are not all zero
     assert by["fields_rel_error"]["devices"] == "4 x cpu"
+    # FDFD: the sharded solve (operator, right-hand side and Krylov vectors split along
+    # x) reaches the tolerance and the single-device solution within it.
+    tol = by["fdfd_rel_error"]["limit"]
+    assert by["fdfd_converged"]["value"] <= tol
+    assert by["fdfd_rel_error"]["value"] <= tol, by["fdfd_rel_error"]
+    assert "'d'" in by["fdfd_rel_error"]["sharding"]
 
 
 @pytest.mark.slow
 def test_placement_memory_and_run_on_four_devices():
+    """Placement, per-device memory, and sim.run / resume sharded over 4 CPU devices.
+
+    Equality is asserted where the issue asks for it: the fields (here through every
+    field monitor) within 1e-6 relative in float32. The energy monitor is a global sum,
+    which sharding evaluates as per-device partial sums plus an all-reduce: another
+    order of float32 additions, so it differs at the float32 rounding level (2.7e-6
+    measured) and gets a reassociation bound; in float64 the same comparison gives
+    ~3e-15, which a halo bug could not.
+    """
     out = _script("layout")
     assert out["device_count"] == 4
     # Fields split along x; x-face psi slabs (thin along x) along y; tables replicated.
@@ -65,10 +81,20 @@ def test_placement_memory_and_run_on_four_devices():
     for row in out["memory"]:
         assert abs(row["placed_est"] / row["placed"] - 1) < 0.01, row
         assert abs(row["estimate"] / row["xla"] - 1) < 0.10, row
-    # sim.run(devices=4): every monitor type equals the single-device run, and a
-    # sharded checkpoint resumes to the same numbers.
+    # sim.run(devices=4): every monitor of the fields (probes, DFT, snapshots) equals
+    # the single-device run within 1e-6 (in fact bitwise: the halo exchange moves values,
+    # it does not change the arithmetic of any cell).
     assert out["run_rel_error"] <= 1e-6, out["run_errors"]
-    assert out["resume_rel_error"] <= 1e-6, out["resume_errors"]
+    # The energy is one global sum of ~1e5 products: sharded, each device sums its part
+    # and an all-reduce adds the partial sums, a different order of float32 additions
+    # (measured 2.7e-6 relative after 60 steps). 1e-4 is far below the worst case of a
+    # reordered float32 sum of n ~ 1e5 terms, (n - 1) eps ~ 6e-3, and the fields that
+    # feed the sum are compared exactly above. Float64 below shows it is only the order.
+    assert out["energy_rel_error"] <= 1e-4, out["run_errors"]
+    # A sharded checkpoint resumes to the single-device numbers; in float64, so that the
+    # energy's reassociation shrinks to ~1e-15 with everything else.
+    assert out["resume_dtype"] == "float64"
+    assert out["resume_rel_error"] <= 1e-12, out["resume_errors"]
     assert out["monitors"] == ["dft", "energy", "probe", "snap"]
 
 
@@ -257,13 +283,13 @@ def _layout() -> dict:
     sharded = full.run(progress=False, devices=4, chunk=20)
     import tempfile
 
+    short = full.model_copy(update={"steps": 30, "dtype": "float64"})
     with tempfile.TemporaryDirectory() as tmp:
         ck = Path(tmp) / "c.h5"
-        first = FDTDSolver(full.model_copy(update={"steps": 30}), chunk=10, devices=4)
+        first = FDTDSolver(short, chunk=10, devices=4)
         first.run(progress=False, checkpoint_every=20, checkpoint_path=ck)
-        resumed = FDTDSolver(full.model_copy(update={"steps": 30}), chunk=10, devices=4) \
-            .run(progress=False, resume=ck)
-        ref30 = full.model_copy(update={"steps": 30}).run(progress=False)
+        resumed = FDTDSolver(short, chunk=10, devices=4).run(progress=False, resume=ck)
+        ref30 = short.run(progress=False)
 
     def errors(a, b):
         out_ = {}
@@ -275,7 +301,10 @@ def _layout() -> dict:
         return out_
 
     out["run_errors"] = errors(ref, sharded)
-    out["run_rel_error"] = max(out["run_errors"].values())
+    out["energy_rel_error"] = out["run_errors"]["energy.energy"]
+    out["run_rel_error"] = max(v for k, v in out["run_errors"].items()
+                               if not k.startswith("energy."))
+    out["resume_dtype"] = short.dtype
     out["resume_errors"] = errors(ref30, resumed)
     out["resume_rel_error"] = max(out["resume_errors"].values())
     out["monitors"] = sorted(sharded.monitors)

@@ -250,6 +250,39 @@ def run_options(sim, devices: int | None = None, distributed: bool = False,
     return {"devices": "all" if devices is None else devices, "shard_axis": axis}
 
 
+def shard_fdfd(prep, devices: int | Sequence | None = None, axis: str | int = "x"):
+    """A copy of an FDFD :class:`~emjax.fdfd.solver.Prepared` with its arrays on a mesh.
+
+    Arrays whose last three axes are the grid's (coefficients or indices, stretch and
+    symmetry scalings, the right-hand side, shape ``(3, nx, ny, nz)`` or ``(nx, ny,
+    nz)``) split along ``axis``; the rest (coefficient tables, 1D factors) is
+    replicated. ``fdfd.solver.solve`` then runs unchanged: its jitted Krylov chunks
+    take the placement from their arguments, the operator's shifted slices become
+    halo exchanges and every dot product a per-device sum and an all-reduce; the
+    iterate, the residual and the search directions stay split the same way.
+    """
+    import dataclasses
+
+    shape = tuple(int(n) for n in prep.st.grid.shape)
+    pl = placement(shape, devices, axis)
+
+    def place(x):
+        if not isinstance(x, jax.Array | np.ndarray):
+            return x
+        spec = [None] * x.ndim
+        if x.ndim >= 3 and tuple(x.shape[-3:]) == shape:
+            spec[x.ndim - 3 + pl.axis] = MESH_AXIS
+        sh = NamedSharding(pl.mesh, PartitionSpec(*spec))
+        if jax.process_count() == 1:
+            return jax.device_put(x, sh)
+        host = np.asarray(x)
+        return jax.make_array_from_callback(host.shape, sh, lambda idx: host[idx])
+
+    ops = {k: (v if isinstance(v, bool) else jax.tree_util.tree_map(place, v))
+           for k, v in prep.ops.items()}
+    return dataclasses.replace(prep, ops=ops, b=place(prep.b))
+
+
 def is_main_process() -> bool:
     """True in process 0 (the one that writes files) or in a single-process run."""
     return jax.process_index() == 0
@@ -275,4 +308,4 @@ def per_device_bytes(tree) -> dict[str, int]:
 
 
 __all__ = ["Placement", "gather", "initialize", "is_main_process", "launcher", "make_mesh",
-           "per_device_bytes", "placement", "run_options", "select_devices"]
+           "per_device_bytes", "placement", "run_options", "select_devices", "shard_fdfd"]
