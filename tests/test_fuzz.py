@@ -117,11 +117,11 @@ def fdtd3d_docs(draw) -> dict:
     d = draw(st.sampled_from([0.5e-3, 1e-3, 2e-3]))
     per_axis = draw(st.booleans())
     dxyz = [d * draw(st.sampled_from([0.8, 1.0, 1.25])) if per_axis else d for _ in range(3)]
-    bkind = draw(st.sampled_from(["PEC", "PMC", "CPML", "Boundaries"]))
+    bkind = draw(st.sampled_from(["PEC", "PMC", "CPML", "Mur", "Boundaries"]))
     t = draw(st.integers(1, 2))
     if bkind == "Boundaries":
         face = st.one_of(st.just({"type": "PEC"}), st.just({"type": "PMC"}),
-                         st.just({"type": "CPML", "thickness": t}))
+                         st.just({"type": "Mur"}), st.just({"type": "CPML", "thickness": t}))
         pairs = [draw(st.one_of(face, st.lists(face, min_size=2, max_size=2)))
                  for _ in range(3)]
         boundary = {"type": "Boundaries", "x": pairs[0], "y": pairs[1], "z": pairs[2]}
