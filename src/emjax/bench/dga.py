@@ -3,13 +3,21 @@
 ``seed004-cylinder``: PEC cylinder R = 1 m, h = 0.5 m, structured ring mesh renumbered
 by reverse Cuthill-McKee, float32. Sizes (DoFs = 2 edges + 4 tets, the fractioned
 unknowns): about 0.85M and 2.6M (the seed's two meshes) and >= 20M on a GPU; 40k and
-150k on the CPU. For each size: the Faraday and Ampere half-steps of the dense
-(custom) kernels timed apart, their bytes (:func:`emjax.dga.step.half_step_bytes`,
-counted in that module's docstring) and GB/s against the measured copy bandwidth;
-the full step of the dense and of the global sparse (BCOO "SpMV") formulation, and the
-dense step on a randomly numbered mesh. The sparse formulation and the random
-numbering are skipped above 3M DoFs (the sparse Ampere matrix holds about w x 2P
-entries per half edge, ~1e9 at 20M DoFs; NumPy set-up time).
+150k on the CPU. The mesh and operators are built once per size; then *every* kernel
+variant of :mod:`emjax.dga.layout` (memory layouts, packed or full matrices) is timed:
+the Faraday and Ampere half-steps and the full step, each inside one jitted
+``fori_loop`` (see :func:`time_variant`), with its bytes per half-step counted two
+ways (:func:`emjax.dga.layout.half_step_bytes`: unique bytes, the roofline count, and
+the first version's nominal count with gathers per access) and the fraction of the
+measured copy bandwidth. A variant that fails to compile is recorded as FAILED and
+the others go on. The record "fastest variant" names the winner at each size. The
+global sparse (BCOO "SpMV") step and the default variant on a randomly numbered mesh
+are timed up to 3M DoFs (the sparse Ampere matrix holds about w x 2P entries per half
+edge, ~1e9 at 20M DoFs; NumPy set-up time).
+
+Environment: ``EMJAX_DGA_BENCH_DOFS=20e6`` (comma-separated sizes) and
+``EMJAX_DGA_BENCH_VARIANTS=tets-node-sym,rows-slot`` restrict the run (for a 10-minute
+device limit: set-up is NumPy and takes minutes at 20M DoFs).
 
 Seed 004 Table I (Tesla C2075, 102 GB/s; speed-ups over one Xeon core):
 0.85M DoFs: SpMV 13.42, custom 16.58; 2.6M DoFs: SpMV 15.84, custom 19.50; its Faraday
@@ -19,6 +27,7 @@ give the sparse/dense ratio and the fraction of copy bandwidth instead.
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from collections.abc import Callable
@@ -49,70 +58,132 @@ def rings_for(dofs: int) -> tuple[int, int]:
     return r, max(1, r // 2)
 
 
-def _time(fn, *args, repeats: int = 20) -> float:
-    out = fn(*args)
-    jax.block_until_ready(out)
+def _median_loop(run, args, n: int, repeats: int) -> float:
+    """Seconds per iteration of a jitted loop of ``n`` iterations (median of repeats)."""
+    jax.block_until_ready(run(*args))
     ts = []
     for _ in range(repeats):
         t = time.perf_counter()
-        jax.block_until_ready(fn(*args))
+        jax.block_until_ready(run(*args))
         ts.append(time.perf_counter() - t)
-    return statistics.median(ts)
+    return statistics.median(ts) / n
 
 
-def measure(rings: int, layers: int, sparse: bool = True, random_order: bool = True,
-            repeats: int = 20) -> dict:
-    """Timings (s) and bytes of one mesh; see the module docstring."""
-    from ..constants import eps0, mu0
+def time_variant(ops, lay, dt: float, n: int = 50, repeats: int = 5, seed: int = 0) -> dict:
+    """Seconds per Faraday half-step, Ampere half-step and full step of one variant.
+
+    Each is timed inside one jitted ``fori_loop`` of ``n`` iterations, as the solver's
+    scan runs them (no per-call dispatch in the figure). A half-step repeated on fixed
+    input would be hoisted out of the loop by XLA, so each iteration also writes one
+    element of the other field from the half-step's result (a one-element kernel).
+    """
+    from jax import lax
+
+    from ..dga import step as kern
+    from ..dga.layout import kernel_arrays
+
+    spec = lay.spec
+    K = kernel_arrays(ops, lay, dt, np.float32)
+    K.pop("gpos", None)
+    K = jax.device_put(K)
+    rng = np.random.default_rng(seed)
+    u = jnp.asarray(lay.u_from_canonical(rng.standard_normal(ops.nu).astype(np.float32)))
+    f = jnp.asarray(lay.f_from_canonical(
+        rng.standard_normal((4, ops.cx.num_tets)).astype(np.float32)))
+
+    def far(c, K):
+        u, f = c
+        f2 = kern.faraday(u, f, K, spec)
+        return u.at[0].set(f2.reshape(-1)[0]), f2
+
+    def amp(c, K):
+        u, f = c
+        u2 = kern.ampere(u, f, K, spec)
+        return u2, f.reshape(-1).at[0].set(u2[0]).reshape(f.shape)
+
+    def step(c, K):
+        u, f = c
+        f2 = kern.faraday(u, f, K, spec)
+        return kern.ampere(u, f2, K, spec), f2
+
+    out = {}
+    for name, body in (("faraday", far), ("ampere", amp), ("step", step)):
+        run = jax.jit(lambda c, K, body=body: lax.fori_loop(0, n, lambda i, c: body(c, K), c))
+        t0 = time.perf_counter()
+        jax.block_until_ready(run((u, f), K))
+        out[f"{name}_compile_s"] = time.perf_counter() - t0
+        out[f"{name}_s"] = _median_loop(run, ((u, f), K), n, repeats)
+    del K
+    return out
+
+
+def measure(rings: int, layers: int, variants=None, sparse: bool = True,
+            random_order: bool = True, n: int = 50, repeats: int = 5) -> dict:
+    """Timings (s) and bytes of every variant on one mesh; see the module docstring."""
+    from jax import lax
+
+    from ..constants import c0, eps0, mu0
     from ..dga import step as kern
     from ..dga import structured
     from ..dga.complex import build
+    from ..dga.layout import DEFAULT_VARIANT, VARIANTS, half_step_bytes, make_layout
+    from ..dga.layout import sparse_arrays as sparse_kernel_arrays
     from ..dga.mass import assemble
-    from ..dga.solver import bucket_layout, dense_arrays, sparse_arrays
+
+    variants = list(variants or VARIANTS)
 
     def setup(mesh):
         cx = build(mesh)
         ops = assemble(cx, np.full(cx.num_tets, eps0), np.full(cx.num_tets, mu0))
         return cx, ops
 
+    t0 = time.perf_counter()
     mesh = structured.cylinder(1.0, 0.5, rings=rings, layers=layers)
     cx, ops = setup(mesh)
-    dt = 1e-11
-    K = jax.device_put(dense_arrays(ops, dt, np.float32))
-    lay = bucket_layout(ops)
-    rng = np.random.default_rng(0)
-    u = jnp.asarray(rng.standard_normal(ops.nu).astype(np.float32))
-    f = jnp.asarray(rng.standard_normal((4, cx.num_tets)).astype(np.float32))
-    far = jax.jit(lambda u, f, K: kern.faraday(u, f, K))
-    amp = jax.jit(lambda u, f, K: kern.ampere(u, f, K, lay))
-    step = jax.jit(lambda u, f, K: (lambda f2: (kern.ampere(u, f2, K, lay), f2))(
-        kern.faraday(u, f, K)))
-    out = {"dofs": cx.num_dofs, "tets": cx.num_tets, "bytes": kern.half_step_bytes(ops),
-           "faraday_s": _time(far, u, f, K, repeats=repeats),
-           "ampere_s": _time(amp, u, f, K, repeats=repeats),
-           "step_s": _time(step, u, f, K, repeats=repeats)}
+    dt = 0.3 * (1.0 / rings) / c0  # below the stable step of the ring mesh
+    out = {"dofs": cx.num_dofs, "tets": cx.num_tets, "setup_s": time.perf_counter() - t0,
+           "variants": {}}
+    for v in variants:
+        lay = make_layout(ops, v)
+        rec = {"bytes": half_step_bytes(ops, lay)}
+        try:
+            rec.update(time_variant(ops, lay, dt, n=n, repeats=repeats))
+        except Exception as e:  # a variant that fails to compile must not hide the others
+            rec["error"] = f"{type(e).__name__}: {str(e)[:300]}"
+        out["variants"][v] = rec
     if sparse:
-        S = jax.device_put(sparse_arrays(ops, dt, np.float32))
-        sstep = jax.jit(lambda u, f, S: (lambda f2: (kern.ampere_sparse(u, f2, S), f2))(
-            kern.faraday_sparse(u, f, S)))
-        out["sparse_step_s"] = _time(sstep, u, f, S, repeats=repeats)
+        lay = make_layout(ops, DEFAULT_VARIANT)
+        S = jax.device_put(sparse_kernel_arrays(ops, lay, dt, np.float32))
+        u = jnp.zeros(ops.nu, jnp.float32).at[0].set(1.0)
+        f = jnp.zeros(lay.spec.f_shape, jnp.float32)
+
+        def sstep(c, S):
+            u, f = c
+            f2 = kern.faraday_sparse(u, f, S)
+            return kern.ampere_sparse(u, f2, S), f2
+
+        run = jax.jit(lambda c, S: lax.fori_loop(0, n, lambda i, c: sstep(c, S), c))
+        out["sparse_step_s"] = _median_loop(run, ((u, f), S), n, repeats)
         del S
     if random_order:
-        cxr, opsr = setup(mesh.permuted_random())
-        Kr = jax.device_put(dense_arrays(opsr, dt, np.float32))
-        layr = bucket_layout(opsr)
-        ur = jnp.asarray(rng.standard_normal(opsr.nu).astype(np.float32))
-        fr = jnp.asarray(rng.standard_normal((4, cxr.num_tets)).astype(np.float32))
-        stepr = jax.jit(lambda u, f, K: (lambda f2: (kern.ampere(u, f2, K, layr), f2))(
-            kern.faraday(u, f, K)))
-        out["random_step_s"] = _time(stepr, ur, fr, Kr, repeats=repeats)
+        _, opsr = setup(mesh.permuted_random())
+        r = time_variant(opsr, make_layout(opsr, DEFAULT_VARIANT), dt, n=n, repeats=repeats)
+        out["random_step_s"] = r["step_s"]
     return out
 
 
-def seed004_cylinder(targets=None) -> list[dict]:
+def seed004_cylinder(targets=None, variants=None) -> list[dict]:
+    from ..dga.layout import DEFAULT_VARIANT
+
     case = "seed004-cylinder"
     dev = device_name()
     gpu = on_gpu()
+    env_sizes = os.environ.get("EMJAX_DGA_BENCH_DOFS")
+    env_variants = os.environ.get("EMJAX_DGA_BENCH_VARIANTS")
+    if env_sizes:
+        targets = tuple(int(float(x)) for x in env_sizes.split(","))
+    if env_variants:
+        variants = tuple(v.strip() for v in env_variants.split(","))
     targets = targets or ((854_752, 2_625_360, 20_000_000) if gpu else (40_000, 150_000))
     bw = copy_bandwidth(1 << 30 if gpu else 1 << 26)
     recs = []
@@ -125,23 +196,42 @@ def seed004_cylinder(targets=None) -> list[dict]:
     for target in targets:
         r, L = rings_for(target)
         small = cylinder_dofs(r, L) <= 3_000_000
-        m = measure(r, L, sparse=small, random_order=small)
+        m = measure(r, L, variants=variants, sparse=small, random_order=small,
+                    n=100 if small else 30, repeats=5 if gpu else 2)
         size = f"{m['dofs']} DoFs ({m['tets']} tets, rings {r}, layers {L})"
-        for half in ("faraday", "ampere"):
-            gbs = m["bytes"][half] / m[f"{half}_s"] / 1e9
-            rec(size, f"{half} half-step time", m[f"{half}_s"] * 1e3, "ms")
-            rec(size, f"{half} bytes per half-step", m["bytes"][half] / 1e6, "MB")
-            rec(size, f"{half} achieved bandwidth", gbs, "GB/s")
-            rec(size, f"{half} fraction of copy bandwidth", gbs * 1e9 / bw, "")
-        rec(size, "dense (custom) step time", m["step_s"] * 1e3, "ms")
-        rec(size, "dense (custom) DoF updates per second", m["dofs"] / m["step_s"] / 1e9,
-            "GDoF/s")
+        rec(size, "mesh and operator set-up (NumPy)", m["setup_s"], "s")
+        best = None
+        for v, mv in m["variants"].items():
+            if "error" in mv:
+                rec(size, f"{v}: FAILED ({mv['error']})", float("nan"), "")
+                continue
+            for half in ("faraday", "ampere"):
+                t = mv[f"{half}_s"]
+                b, bn = mv["bytes"][half], mv["bytes"][f"{half}_nominal"]
+                rec(size, f"{v}: {half} half-step time", t * 1e3, "ms")
+                rec(size, f"{v}: {half} unique bytes per half-step", b / 1e6, "MB")
+                rec(size, f"{v}: {half} achieved bandwidth (unique bytes)", b / t / 1e9, "GB/s")
+                rec(size, f"{v}: {half} fraction of copy bandwidth (unique bytes)", b / t / bw,
+                    "")
+                rec(size, f"{v}: {half} fraction of copy bandwidth (nominal bytes, v1 count)",
+                    bn / t / bw, "")
+            rec(size, f"{v}: step time (fused jit)", mv["step_s"] * 1e3, "ms")
+            rec(size, f"{v}: DoF updates per second", m["dofs"] / mv["step_s"] / 1e9, "GDoF/s")
+            rec(size, f"{v}: compile time of the step loop", mv["step_compile_s"], "s")
+            if best is None or mv["step_s"] < m["variants"][best]["step_s"]:
+                best = v
+        if best is not None:
+            rec(size, f"fastest variant: {best} (default {DEFAULT_VARIANT})",
+                m["variants"][best]["step_s"] * 1e3, "ms")
+        ref = m["variants"].get(DEFAULT_VARIANT, {})
         if "sparse_step_s" in m:
             rec(size, "sparse (BCOO SpMV) step time", m["sparse_step_s"] * 1e3, "ms")
-            rec(size, "speed-up custom / SpMV", m["sparse_step_s"] / m["step_s"], "x")
-        if "random_step_s" in m:
-            rec(size, "dense step, random numbering", m["random_step_s"] * 1e3, "ms")
-            rec(size, "slow-down from random numbering", m["random_step_s"] / m["step_s"], "x")
+            if "step_s" in ref:
+                rec(size, f"speed-up {DEFAULT_VARIANT} / SpMV", m["sparse_step_s"] / ref["step_s"],
+                    "x")
+        if "random_step_s" in m and "step_s" in ref:
+            rec(size, f"{DEFAULT_VARIANT} step, random numbering", m["random_step_s"] * 1e3, "ms")
+            rec(size, "slow-down from random numbering", m["random_step_s"] / ref["step_s"], "x")
     for dofs, sp in SEED_TABLE.items():
         rec(f"seed {dofs} DoFs", "seed Table I custom / SpMV",
             sp["custom"] / sp["spmv"], "x")

@@ -13,7 +13,8 @@ Faraday step uses ``A_t = (M^mu_t)^{-1} s_t C_REF`` (4 x 6 on full-edge circulat
 the Ampere step uses ``(M^eps_v)^{-1} diag(sign)`` per node, restricted to the half
 edges that are not on a PEC boundary edge (those stay zero).
 
-Layout (see :mod:`emjax.dga.step` for the kernels and the bytes they move):
+Canonical layout (the kernel variants of :mod:`emjax.dga.layout` permute it; see
+:mod:`emjax.dga.step` for the kernels and the bytes they move):
 
 * f: (4, nt), tets minor, so that neighbouring tets are neighbouring words;
 * u: one flat array, nodes grouped into *buckets* of equal padded degree ``w``; a

@@ -38,7 +38,16 @@ from ..fdtd.solver import (
 )
 from . import step as kern
 from .complex import OTHERS, Complex, build, hexahedra, local_edge_index
-from .mass import Operators, assemble, lossy_factors, sparse_matrices
+from .layout import (
+    VARIANTS,
+    Layout,
+    energy_arrays,
+    kernel_arrays,
+    make_layout,
+    source_columns,
+    sparse_arrays,
+)
+from .mass import Operators, assemble
 from .mesh import TetMesh
 from .stability import spectral_radius, stable_dt
 
@@ -48,6 +57,7 @@ class DGASetup:
     mesh: TetMesh
     cx: Complex
     ops: Operators
+    layout: Layout
     dt: float
     rho: float
     steps: int
@@ -77,64 +87,23 @@ def materials(sim, mesh: TetMesh):
     return eps * eps0, mu * mu0, sig
 
 
-def bucket_layout(ops: Operators) -> tuple[tuple[int, int, int], ...]:
-    """Static (offset, width, count) of each bucket of the flat u."""
-    return tuple((b.offset, b.width, b.count) for b in ops.buckets)
-
-
-def free_mask(ops: Operators) -> np.ndarray:
-    free = np.zeros(ops.nu, bool)
-    for b in ops.buckets:
-        pos = b.offset + np.arange(b.width)[:, None] * b.count + np.arange(b.count)[None, :]
-        free[pos[b.free]] = True
-    return free
-
-
-def dense_arrays(ops: Operators, dt: float, dtype) -> dict:
-    """Kernel arrays of the dense formulation, A and Q scaled by dt."""
-    buckets = []
-    for b in ops.buckets:
-        if b.Msig is not None:
-            Pm, Q = lossy_factors(b, dt)
-            buckets.append({"Q": Q.astype(dtype), "P": Pm.astype(dtype),
-                            "edge": b.edge.astype(np.int32)})
-        else:
-            buckets.append({"Q": (b.Minv_s * dt).astype(dtype), "edge": b.edge.astype(np.int32)})
-    return {"A": (ops.A * dt).astype(dtype), "hs": ops.hs.astype(np.int32),
-            "he": ops.he.astype(np.int32), "orient": ops.cx.orientation.astype(dtype),
-            "eidx": ops.eidx.astype(np.int32), "buckets": buckets}
-
-
-def sparse_arrays(ops: Operators, dt: float, dtype) -> dict:
-    from jax.experimental import sparse as jsparse
-
-    F, G, Pm, _ = sparse_matrices(ops, dt)
-    out = {"F": jsparse.BCOO.from_scipy_sparse(F.astype(dtype)),
-           "G": jsparse.BCOO.from_scipy_sparse(G.astype(dtype))}
-    if Pm is not None:
-        out["P"] = jsparse.BCOO.from_scipy_sparse(Pm.astype(dtype))
-    return out
-
-
-def energy_arrays(ops: Operators, dtype) -> dict:
-    return {"Mmu": ops.Mmu.astype(dtype), "Meps": [b.Meps.astype(dtype) for b in ops.buckets]}
-
-
 def prepare(sim) -> DGASetup:
     mesh = make_mesh(sim)
     cx = build(mesh)
     eps, mu, sig = materials(sim, mesh)
     ops = assemble(cx, eps, mu, sig)
     dtype = kern.np_dtype(sim.dtype)
+    lay = make_layout(ops, sim.variant)
     # float64 whatever the run's dtype: |K v| ~ rho ~ 1e20 1/s^2 overflows float32 norms
-    K1 = jax.device_put(dense_arrays(ops, 1.0, np.float64))
-    K1 = {**K1, "buckets": [{"Q": b.Minv_s, "edge": b.edge.astype(np.int32)}
-                            for b in ops.buckets]}
-    rho = spectral_radius(K1, bucket_layout(ops), energy_arrays(ops, np.float64), ops.nu,
-                          free_mask(ops))
+    K1 = jax.device_put(kernel_arrays(ops, lay, 1.0, np.float64, lossless=True))
+    # the start vector drawn in the canonical order, so that every variant gets the same dt
+    v0 = lay.u_from_canonical(np.random.default_rng(0).standard_normal(ops.nu))
+    rho = spectral_radius(K1, lay.spec, energy_arrays(ops, np.float64), ops.nu, lay.free(ops),
+                          v0=v0)
     dt = stable_dt(rho, sim.safety)
     steps = sim.steps if sim.steps is not None else max(1, math.ceil(sim.duration / dt - 1e-9))
-    return DGASetup(mesh=mesh, cx=cx, ops=ops, dt=dt, rho=rho, steps=steps, dtype=dtype)
+    return DGASetup(mesh=mesh, cx=cx, ops=ops, layout=lay, dt=dt, rho=rho, steps=steps,
+                    dtype=dtype)
 
 
 def snap_edge(cx: Complex, pec: np.ndarray, position, direction) -> tuple[int, float]:
@@ -171,8 +140,9 @@ def locate(cx: Complex, points) -> tuple[np.ndarray, np.ndarray]:
     return np.array(tets), np.array(loc)
 
 
-def probe_arrays(ops: Operators, points, dtype) -> dict:
-    """Indices and 3x3 reconstruction matrices of e and h at ``points``."""
+def probe_arrays(ops: Operators, lay: Layout, points, dtype) -> dict:
+    """Indices (in the variant's u and flat f) and 3x3 reconstruction matrices of e and
+    h at ``points``."""
     cx = ops.cx
     t, i = locate(cx, points)
     a, at = hexahedra(cx)
@@ -182,8 +152,8 @@ def probe_arrays(ops: Operators, points, dtype) -> dict:
         row_u, row_f = [], []
         for j in OTHERS[ii]:
             e = cx.tet_edges[tt, LE[ii, j]]
-            row_u.append(ops.he_pos[e, 0 if ii < j else 1])
-            row_f.append(j * cx.num_tets + tt)
+            row_u.append(lay.he_pos[e, 0 if ii < j else 1])
+            row_f.append(lay.f_pos[j, tt])
         ue.append(row_u), fh.append(row_f)
     We = np.swapaxes(np.linalg.inv(a[t, i]), 1, 2)
     Wh = np.swapaxes(np.linalg.inv(at[t, i]), 1, 2)
@@ -199,28 +169,30 @@ class DGASolver:
         self.setup = setup or prepare(sim)
         self.chunk = chunk or _default_chunk(self.setup.steps)
         s, ops = self.setup, self.setup.ops
-        self.layout = bucket_layout(ops)
+        self.layout = s.layout
+        self.spec = s.layout.spec
         self._compiled: dict[int, object] = {}
         cur = [k for k, src in enumerate(sim.sources) if src.kind == "current"]
         soft = [k for k, src in enumerate(sim.sources) if src.kind == "soft"]
         self._cur, self._soft = cur, soft
         snapped = [snap_edge(s.cx, ops.pec, src.position, src.direction) for src in sim.sources]
         self.source_edges = snapped
-        K = (dense_arrays(ops, s.dt, s.dtype) if sim.formulation == "dense"
-             else sparse_arrays(ops, s.dt, s.dtype))
+        lay = s.layout
+        K = (kernel_arrays(ops, lay, s.dt, s.dtype) if sim.formulation == "dense"
+             else sparse_arrays(ops, lay, s.dt, s.dtype))
+        gpos = K.pop("gpos", None)
         if cur:
             e = np.array([snapped[k][0] for k in cur])
-            K["src_edge"] = e.astype(np.int32)
             if sim.formulation == "sparse":
-                from jax.experimental import sparse as jsparse
-
-                _, _, _, Q = sparse_matrices(ops, s.dt)
-                K["Qsrc"] = jsparse.BCOO.from_scipy_sparse(Q[:, e].astype(s.dtype).tocsr())
+                K["Qsrc"] = source_columns(ops, lay, s.dt, e, s.dtype)
+            else:
+                K["src_g"] = gpos[e].astype(np.int32)
         if soft:
             e = np.array([snapped[k][0] for k in soft])
-            K["soft_pos"] = ops.he_pos[e].T.astype(np.int32)
+            K["soft_pos"] = lay.he_pos[e].T.astype(np.int32)
         self._amp = np.array([snapped[k][1] * src.amplitude for k, src in enumerate(sim.sources)])
-        consts = {"K": K, "probes": [probe_arrays(ops, p.positions, s.dtype) for p in sim.probes]}
+        consts = {"K": K,
+                  "probes": [probe_arrays(ops, lay, p.positions, s.dtype) for p in sim.probes]}
         if sim.energy:
             consts["E"] = energy_arrays(ops, s.dtype)
         if sim.snapshots:
@@ -233,7 +205,7 @@ class DGASolver:
     def init_state(self) -> dict:
         s = self.setup
         return {"u": jnp.zeros((s.ops.nu,), s.dtype),
-                "f": jnp.zeros((4, s.cx.num_tets), s.dtype), "n": jnp.zeros((), jnp.int32)}
+                "f": jnp.zeros(self.spec.f_shape, s.dtype), "n": jnp.zeros((), jnp.int32)}
 
     def empty_record(self) -> dict:
         dt, nt = self.setup.dtype, self.setup.cx.num_tets
@@ -245,7 +217,7 @@ class DGASolver:
 
     def _snapshot_arrays(self) -> dict:
         """Tet averages: e = sum over 12 half edges, h = sum over 4 half dual edges."""
-        cx, ops = self.setup.cx, self.setup.ops
+        cx = self.setup.cx
         a, at = hexahedra(cx)
         We = np.swapaxes(np.linalg.inv(a), 2, 3) / 4  # (nt, 4, 3, 3)
         Wh = np.swapaxes(np.linalg.inv(at), 2, 3) / 4
@@ -254,7 +226,7 @@ class DGASolver:
         Mh = np.zeros((cx.num_tets, 3, 4))
         for i in range(4):
             for m, j in enumerate(OTHERS[i]):
-                idx[:, i, m] = ops.he_pos[cx.tet_edges[:, LE[i, j]], 0 if i < j else 1]
+                idx[:, i, m] = self.layout.he_pos[cx.tet_edges[:, LE[i, j]], 0 if i < j else 1]
                 Mh[:, :, j] += Wh[:, i, :, m]
         dt = self.setup.dtype
         return {"idx": np.moveaxis(idx.reshape(-1, 12), 0, 1).astype(np.int32),
@@ -272,7 +244,7 @@ class DGASolver:
 
     def advance(self, state: dict, step0: int, length: int):
         if length not in self._compiled:
-            fn = partial(_chunk, sim=self.sim, layout=self.layout, length=length,
+            fn = partial(_chunk, sim=self.sim, spec=self.spec, length=length,
                          has_cur=bool(self._cur), has_soft=bool(self._soft))
             if self._capture:
                 # XLA:CPU runs the gathers 3-4x faster with the index arrays as constants
@@ -398,15 +370,15 @@ class DGASolver:
         return out
 
 
-def _chunk(state, consts, xs, step0, *, sim, layout, length, has_cur, has_soft):
+def _chunk(state, consts, xs, step0, *, sim, spec, length, has_cur, has_soft):
     K = consts["K"]
     dense = sim.formulation == "dense"
 
     def body(carry, x):
         u, f = carry["u"], carry["f"]
-        f_new = kern.faraday(u, f, K) if dense else kern.faraday_sparse(u, f, K)
+        f_new = kern.faraday(u, f, K, spec) if dense else kern.faraday_sparse(u, f, K)
         cur = x["cur"] if has_cur else None
-        u_new = (kern.ampere(u, f_new, K, layout, cur) if dense
+        u_new = (kern.ampere(u, f_new, K, spec, cur) if dense
                  else kern.ampere_sparse(u, f_new, K, cur))
         if has_soft:
             u_new = kern.soft(u_new, K, x["soft"])
@@ -415,7 +387,7 @@ def _chunk(state, consts, xs, step0, *, sim, layout, length, has_cur, has_soft):
         for m in sim.energy:
             ys["energy"].append(lax.cond(
                 (carry["n"] + 1) % m.interval == 0,
-                lambda u=u, f=f, f_new=f_new: kern.energy(u, f, f_new, consts["E"], layout),
+                lambda u=u, f=f, f_new=f_new: kern.energy(u, f, f_new, consts["E"], spec),
                 lambda: jnp.zeros((), u.dtype)))
         snap = []
         for m, bufs in zip(sim.snapshots, carry["snap"], strict=True):
@@ -424,7 +396,7 @@ def _chunk(state, consts, xs, step0, *, sim, layout, length, has_cur, has_soft):
             slot = jnp.clip(n1 // m.interval - step0 // m.interval - 1, 0, bufs[0].shape[0] - 1)
             S = consts["snap"]
             e = jnp.sum(S["Me"] * u_new[S["idx"]][None], axis=1)
-            h = jnp.sum(S["Mh"] * f_new[None], axis=1)
+            h = jnp.sum(S["Mh"] * kern.f_rows(f_new, spec)[None], axis=1)
             new = []
             for F, buf in ((e, bufs[0]), (h, bufs[1])):
                 old = lax.dynamic_index_in_dim(buf, slot, keepdims=False)
@@ -432,7 +404,7 @@ def _chunk(state, consts, xs, step0, *, sim, layout, length, has_cur, has_soft):
             snap.append(new)
         return {"u": u_new, "f": f_new, "n": carry["n"] + 1, "snap": snap}, ys
 
-    nt = state["f"].shape[1]
+    nt = spec.nt
     state = dict(state, snap=[[jnp.zeros((length // m.interval + 1, 3, nt), state["f"].dtype)] * 2
                               for m in sim.snapshots])
     state, ys = lax.scan(body, state, xs, length=length)
@@ -453,9 +425,11 @@ def estimate(sim) -> dict[str, int]:
     nu = int(w.sum())
     mat = int((w.astype(np.int64) ** 2).sum())
     P = int(cx.tets_per_edge.max())
+    sym = VARIANTS[sim.variant]["sym"]
+    packed = int((w.astype(np.int64) * (w + 1) // 2).sum())
     out = {"fields": (nu + 4 * nt) * isz,
-           "faraday": nt * (24 * isz + 48 + isz),
-           "ampere": mat * isz + nu * 4 + P * ne * 4,
+           "faraday": nt * ((10 if sym else 24) * isz + 48 + isz),
+           "ampere": (packed if sym else mat) * isz + nu * 4 + (6 * nt if sym else P * ne) * 4,
            "energy": (16 * nt + mat) * isz if sim.energy else 0,
            "scan_buffers": 2 * (nu + 4 * nt) * isz}
     if sim.formulation == "sparse":
@@ -464,18 +438,32 @@ def estimate(sim) -> dict[str, int]:
     return out
 
 
-def write_snapshots(res, name: str, mesh: TetMesh, path: str | Path) -> Path:
-    """Write a snapshot monitor as an XDMF time series (meshio; opens in ParaView).
-    ``mesh`` must be the solver's (``DGASolver.setup.mesh``), whose tet order it matches."""
+def write_snapshots(res, name: str, mesh: TetMesh, path: str | Path) -> list[Path]:
+    """Write a snapshot monitor for ParaView (meshio): ``.xdmf`` one time series file
+    (plus its .h5), ``.vtu`` one file per frame ``<stem>_<k>.vtu`` (ParaView groups them).
+    Cell data E (V/m) and H (A/m), tet averages, shape (nt, 3). ``mesh`` must be the
+    solver's (``DGASolver.setup.mesh``), whose tet order the data follow. Returns the
+    files written (the .xdmf, or the .vtu frames)."""
     import meshio
 
     md = res[name]
     path = Path(path)
+    cells = [("tetra", mesh.tets)]  # positively oriented, in the solver's tet order
+    if path.suffix == ".vtu":
+        out = []
+        for k in range(len(md.coords["t"])):
+            p = path.with_name(f"{path.stem}_{k:04d}.vtu")
+            meshio.Mesh(mesh.nodes, cells, cell_data={
+                "E": [md.data["E"][k].T], "H": [md.data["H"][k].T]}).write(str(p))
+            out.append(p)
+        return out
+    if path.suffix != ".xdmf":
+        raise SetupError(f"snapshot file '{path}': give a .xdmf or .vtu path")
     with meshio.xdmf.TimeSeriesWriter(str(path)) as w:
-        w.write_points_cells(mesh.nodes, [("tetra", np.sort(mesh.tets, axis=1))])
+        w.write_points_cells(mesh.nodes, cells)
         for k, t in enumerate(md.coords["t"]):
             w.write_data(float(t), cell_data={"E": [md.data["E"][k].T], "H": [md.data["H"][k].T]})
-    return path
+    return [path]
 
 
 def run(sim, *, progress: bool = True, chunk: int | None = None, **kwargs):

@@ -24,22 +24,26 @@ import numpy as np
 from . import step as kern
 
 
-def spectral_radius(K1: dict, layout, E: dict, nu: int, free: np.ndarray, iters: int = 300,
-                    seed: int = 0) -> float:
+def spectral_radius(K1: dict, spec, E: dict, nu: int, free: np.ndarray, iters: int = 300,
+                    seed: int = 0, v0: np.ndarray | None = None) -> float:
     """Largest eigenvalue of K (1/s^2) by ``iters`` power iterations.
 
-    K1: dense kernel arrays with dt = 1 (A unscaled, Q = (M^eps)^{-1} diag(sign));
-    E: energy arrays (Mmu, Meps per bucket); free: (nu,) mask of the unknowns.
+    K1: lossless dense kernel arrays of the variant ``spec`` with dt = 1
+    (:func:`emjax.dga.layout.kernel_arrays`); E: canonical energy arrays (Mmu, Meps per
+    bucket); free: (nu,) mask of the unknowns in the variant's order; v0: the start
+    vector (random when None; give it to make variants agree bit for bit in dt).
     """
-    dtype = K1["A"].dtype
+    dtype = K1["orient"].dtype
     mask = jnp.asarray(free, dtype)
-    v0 = jax.random.normal(jax.random.PRNGKey(seed), (nu,), dtype) * mask
-    nt = K1["A"].shape[2]
-    zero_f = jnp.zeros((4, nt), dtype)
+    if v0 is None:
+        v0 = jax.random.normal(jax.random.PRNGKey(seed), (nu,), dtype)
+    v0 = jnp.asarray(v0, dtype) * mask
+    zero_f = jnp.zeros(spec.f_shape, dtype)
+    layout = spec
 
     def apply(u):
-        f = kern.faraday(u, zero_f, K1)  # -(M^mu)^{-1} C u
-        return -kern.ampere(jnp.zeros_like(u), f, K1, layout), f
+        f = kern.faraday(u, zero_f, K1, spec)  # -(M^mu)^{-1} C u
+        return -kern.ampere(jnp.zeros_like(u), f, K1, spec), f
 
     def body(_, v):
         w, _ = apply(v)

@@ -37,8 +37,8 @@ class BoxMesh(EmModel):
 
     type: Literal["box"] = "box"
     size: Vec3 = Field(..., description="Extent in m along x, y, z (> 0).")
-    edge_length: float = Field(..., gt=0, description="Cube side (structured) or target "
-                                "mean edge (gmsh) in m.")
+    edge_length: float = Field(..., gt=0, description="Target mean edge length in m "
+                                "(structured: cubes of side edge_length / 1.26).")
     origin: Vec3 = Field((0.0, 0.0, 0.0), description="Lower corner in m.")
     mesher: Literal["structured", "gmsh"] = Field("structured", description="Mesher.")
 
@@ -128,6 +128,11 @@ class DGATD(_Scenario):
     dtype: Literal["float32", "float64"] = Field("float32", description="Field precision.")
     formulation: Literal["dense", "sparse"] = Field(
         "dense", description="Batched local matrices (custom) or global sparse (SpMV).")
+    variant: Literal["tets-node-sym", "tets-node-sym-c", "tets-node-sym-d", "tets-node-sym-cd",
+                     "tets-node-full", "rows-node-sym", "rows-slot-sym", "rows-slot"] = Field(
+        "tets-node-sym-d", description="Memory layout of the dense kernels (emjax.dga.layout): "
+        "f order (tets/rows), u order (node/slot), packed symmetric or full matrices; all give "
+        "the same fields to rounding.")
     renumber: bool = Field(True, description="Reverse Cuthill-McKee renumbering of the mesh.")
 
     @model_validator(mode="after")

@@ -251,18 +251,18 @@ def divergence(steps: int = 10_000, limit: float = 1e-10) -> list[dict]:
     import jax.numpy as jnp
 
     from ..dga import step as kern
-    from ..dga.solver import DGASolver, free_mask
+    from ..dga.solver import DGASolver
 
     case = "dga-divergence"
     sim = DGATD(name="divergence", mesh=CylinderMesh(radius=0.3, height=0.2, edge_length=0.08),
                 steps=steps, dtype="float64")
     sol = DGASolver(sim)
-    ops, K, lay = sol.setup.ops, sol.consts["K"], sol.layout
+    ops, K, lay = sol.setup.ops, sol.consts["K"], sol.spec
     rng = np.random.default_rng(0)
-    free = jnp.asarray(free_mask(ops))
+    free = jnp.asarray(sol.layout.free(ops))
     u_r = jnp.asarray(rng.standard_normal(ops.nu)) * free
-    f_r = jnp.asarray(rng.standard_normal((4, sol.setup.cx.num_tets)))
-    f0 = kern.faraday(u_r, jnp.zeros_like(f_r), K)  # a curl: no magnetic charge
+    f_r = jnp.asarray(rng.standard_normal(lay.f_shape))
+    f0 = kern.faraday(u_r, jnp.zeros_like(f_r), K, lay)  # a curl: no magnetic charge
     u0 = kern.ampere(jnp.zeros_like(u_r), f_r, K, lay)  # a curl: no electric charge
     interior = [jnp.asarray(~ops.cx.node_boundary[b.nodes]) for b in ops.buckets]
     D = {"Mmu": jnp.asarray(ops.Mmu), "Meps": [jnp.asarray(b.Meps) for b in ops.buckets],
@@ -279,7 +279,7 @@ def divergence(steps: int = 10_000, limit: float = 1e-10) -> list[dict]:
     def run(u, f, worst):
         def body(c, _):
             u, f, w = c
-            f = kern.faraday(u, f, K)
+            f = kern.faraday(u, f, K, lay)
             u = kern.ampere(u, f, K, lay)
             q, b = kern.divergence(u, f, D, lay)
             w = jnp.maximum(w, jnp.array([jnp.max(jnp.abs(q)) / sq, jnp.max(jnp.abs(b)) / sb]))

@@ -1,0 +1,388 @@
+"""Memory layouts of the DGATD state and operators: the selectable kernel variants.
+
+The operators of :mod:`emjax.dga.mass` are built once in a canonical order ("rows" f of
+shape (4, nt), "slot" u: per degree bucket a (w, nv) slot-major block). A *variant*
+fixes how the kernels of :mod:`emjax.dga.step` see them:
+
+* ``f_order``: ``"rows"`` f (4, nt), or ``"tets"`` f (nt, 4): the four half-dual-edge
+  circulations of a tet side by side, so the threads updating one tet read and write
+  one 16-byte word group and the gathers they share hit the same cache lines.
+* ``u_order``: ``"slot"`` (w, nv) per bucket, or ``"node"`` (nv, w): the half edges of a
+  dual volume side by side, so the threads of one node share its gathers in L1.
+* matrices: ``"full"``, the 4x6 ``A_t = (M^mu_t)^{-1} s_t C_REF`` per tet and the dense
+  w x w ``(M^eps_v)^{-1}`` per node; or ``"sym"``, the symmetric inverses packed: 10
+  numbers per tet (the +-1 curl applied on the fly) and ``w (w + 1) / 2`` per node,
+  stored by cyclic diagonal ``D_d[i] = M[i, (i + d) mod w]`` so that every product is
+  elementwise with static rolls (no gather of matrix entries).
+* edge sums (the Ampere curl, circulation of h around each edge's dual face): one
+  padded table of width P = most tets per edge (``"rows-slot"``, the first version), or
+  edges bucketed by their tet count (no padding; G is stored in bucket order and the
+  node tables index it with the half edge's sign in the index's sign).
+* ``compact`` (node order only): the Faraday gathers' 12 int32 positions per tet
+  (48 B) become the 4 nodes' block starts (int32) and the 12 slots within them (uint8),
+  28 B per tet; positions are ``start + slot`` computed in the kernel.
+* ``direct``: the Ampere edge sums gather f itself instead of a per-tet array t6 of
+  the six edge contributions (which costs a pass writing 24 B per tet): each table
+  entry codes ``16 t + 8 [s_t < 0] + local edge`` and the kernel forms
+  ``+-(f[t, kp] - f[t, km])`` (two gathers, no orientation array).
+
+``"rows-slot"`` keeps the first version's kernels verbatim (reference for the others).
+
+Default ``"tets-node-sym-d"``: packed matrices and no t6 pass give the least traffic
+without narrow integer loads (Faraday 130, Ampere 150 unique B per tet on the ring
+mesh against 186 and 220 for the first version), and it was the fastest on the CPU.
+Not yet measured on a GPU: ``emjax bench seed004-cylinder`` times every variant at
+every size and names the fastest; change this default to what it reports.
+
+Variants give the same results to rounding (tests/test_dga.py compares them);
+:func:`Layout.u_canonical` / :func:`Layout.f_canonical` map states to the canonical order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import SetupError
+from .complex import C_REF
+from .mass import Operators, choose_buckets, lossy_factors
+
+VARIANTS: dict[str, dict] = {
+    "tets-node-sym": {"f_order": "tets", "u_order": "node", "sym": True},
+    "tets-node-sym-c": {"f_order": "tets", "u_order": "node", "sym": True, "compact": True},
+    "tets-node-sym-d": {"f_order": "tets", "u_order": "node", "sym": True, "direct": True},
+    "tets-node-sym-cd": {"f_order": "tets", "u_order": "node", "sym": True, "compact": True,
+                         "direct": True},
+    "tets-node-full": {"f_order": "tets", "u_order": "node", "sym": False},
+    "rows-node-sym": {"f_order": "rows", "u_order": "node", "sym": True},
+    "rows-slot-sym": {"f_order": "rows", "u_order": "slot", "sym": True},
+    "rows-slot": {"f_order": "rows", "u_order": "slot", "sym": False, "legacy": True},
+}
+"""Kernel variants by name; see the module docstring."""
+
+DEFAULT_VARIANT = "tets-node-sym-d"
+
+SYM4 = ((0, 0), (1, 1), (2, 2), (3, 3), (0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3))
+"""Packed order of the 10 entries of a symmetric 4x4 matrix (rows of K["Ms"])."""
+
+
+@dataclass(frozen=True)
+class Spec:
+    """Static (hashable) description of a variant's arrays, closed over by jitted code."""
+
+    variant: str
+    f_order: str
+    u_order: str
+    sym: bool
+    legacy: bool
+    nt: int
+    buckets: tuple[tuple[int, int, int], ...]  # (offset, width, count) per node bucket
+    lossy: tuple[bool, ...]  # per node bucket
+    compact: bool = False
+    direct: bool = False
+
+    @property
+    def f_shape(self) -> tuple[int, int]:
+        return (4, self.nt) if self.f_order == "rows" else (self.nt, 4)
+
+    @property
+    def nu(self) -> int:
+        return sum(w * n for _, w, n in self.buckets)
+
+
+@dataclass(frozen=True, eq=False)
+class Layout:
+    """Index maps of a variant (NumPy, int64).
+
+    Attributes:
+        spec: the static :class:`Spec`.
+        u_perm: (nu,) variant position of each canonical (slot-order) u position.
+        f_pos: (4, nt) flat position in the variant's f of f[k, t].
+        he_pos: (ne, 2) variant position of each half edge.
+        hs, he: (6, nt) variant positions of the side-0 / side-1 halves of each local edge.
+    """
+
+    spec: Spec
+    u_perm: np.ndarray
+    f_pos: np.ndarray
+    he_pos: np.ndarray
+    hs: np.ndarray
+    he: np.ndarray
+
+    def u_canonical(self, u):
+        """u in the canonical slot order (NumPy or JAX)."""
+        return u[self.u_perm]
+
+    def u_from_canonical(self, uc):
+        out = np.zeros_like(np.asarray(uc))
+        out[self.u_perm] = np.asarray(uc)
+        return out
+
+    def f_canonical(self, f):
+        """f as (4, nt) rows."""
+        return f if self.spec.f_order == "rows" else f.T
+
+    def f_from_canonical(self, fc):
+        fc = np.asarray(fc)
+        return fc if self.spec.f_order == "rows" else np.ascontiguousarray(fc.T)
+
+    def free(self, ops: Operators) -> np.ndarray:
+        """(nu,) bool mask of the unknowns (not padding, not on a PEC edge)."""
+        out = np.zeros(ops.nu, bool)
+        out[self.u_perm[canonical_free(ops)]] = True
+        return out
+
+
+def canonical_free(ops: Operators) -> np.ndarray:
+    free = np.zeros(ops.nu, bool)
+    for b in ops.buckets:
+        pos = b.offset + np.arange(b.width)[:, None] * b.count + np.arange(b.count)[None, :]
+        free[pos[b.free]] = True
+    return free
+
+
+def make_layout(ops: Operators, variant: str = DEFAULT_VARIANT) -> Layout:
+    if variant not in VARIANTS:
+        raise SetupError(f"kernel variant '{variant}' is unknown; choose one of "
+                         f"{sorted(VARIANTS)}")
+    v = VARIANTS[variant]
+    nt = ops.cx.num_tets
+    u_perm = np.empty(ops.nu, np.int64)
+    for b in ops.buckets:
+        w, nv = b.width, b.count
+        s, p = np.meshgrid(np.arange(w), np.arange(nv), indexing="ij")
+        canon = b.offset + s * nv + p
+        u_perm[canon] = b.offset + (s * nv + p if v["u_order"] == "slot" else p * w + s)
+    t, k = np.meshgrid(np.arange(nt), np.arange(4), indexing="xy")  # (4, nt)
+    f_pos = k * nt + t if v["f_order"] == "rows" else 4 * t + k
+    spec = Spec(variant=variant, f_order=v["f_order"], u_order=v["u_order"], sym=v["sym"],
+                legacy=v.get("legacy", False), nt=nt, compact=v.get("compact", False),
+                direct=v.get("direct", False),
+                buckets=tuple((b.offset, b.width, b.count) for b in ops.buckets),
+                lossy=tuple(b.Msig is not None for b in ops.buckets))
+    return Layout(spec=spec, u_perm=u_perm, f_pos=f_pos, he_pos=u_perm[ops.he_pos],
+                  hs=u_perm[ops.hs], he=u_perm[ops.he])
+
+
+# ------------------------------------------------------------------ kernel arrays
+def _pack_cyclic(M: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """Symmetric (w, w, nv) -> (D (nd, w, nv), Dh (h, nv) or None): ``D[d, i] =
+    M[i, (i + d) mod w]`` for d = 0 .. (w - 1) // 2, and for even w ``Dh[i] = M[i, i + w/2]``
+    (i < w/2), exactly w (w + 1) / 2 numbers per node."""
+    w = M.shape[0]
+    nd = (w - 1) // 2 + 1
+    i = np.arange(w)
+    D = np.stack([M[i, (i + d) % w] for d in range(nd)])
+    Dh = M[np.arange(w // 2), np.arange(w // 2) + w // 2] if w % 2 == 0 else None
+    return D, Dh
+
+
+def _node_major(x: np.ndarray) -> np.ndarray:
+    """(..., nv) -> (nv, ...)."""
+    return np.ascontiguousarray(np.moveaxis(x, -1, 0))
+
+
+def kernel_arrays(ops: Operators, lay: Layout, dt: float, dtype, lossless: bool = False) -> dict:
+    """Arrays of the variant's dense kernels, scaled by dt (int32 indices).
+
+    ``lossless=True`` drops conductivity (the operator K of the stability analysis).
+    """
+    if lay.spec.legacy:
+        return _legacy_arrays(ops, dt, dtype, lossless)
+    spec, cx = lay.spec, ops.cx
+    nt, ne = cx.num_tets, cx.num_edges
+    node = spec.u_order == "node"
+    K: dict = {"orient": cx.orientation.astype(dtype)}
+    if spec.compact:
+        K.update(_compact_indices(ops, lay))
+    else:
+        K.update(hs=lay.hs.astype(np.int32), he=lay.he.astype(np.int32))
+    if spec.sym:
+        Minv = np.linalg.inv(np.moveaxis(ops.Mmu, 2, 0))  # (nt, 4, 4), symmetric
+        Minv = 0.5 * (Minv + np.swapaxes(Minv, 1, 2))
+        s = cx.orientation[:, None] * dt
+        K["Ms"] = np.stack([Minv[:, k, m] for k, m in SYM4]) * s.T  # (10, nt)
+        K["Ms"] = K["Ms"].astype(dtype)
+    else:
+        K["A"] = (ops.A * dt).astype(dtype)
+    # edge sums: edges bucketed by tets per edge, t6 flat positions of (edge, tet) pairs
+    t6pos = (np.arange(6)[None, :] * nt + np.arange(nt)[:, None] if spec.f_order == "rows"
+             else 6 * np.arange(nt)[:, None] + np.arange(6)[None, :])  # (nt, 6)
+    if spec.direct:
+        if 16 * nt >= 2**31:
+            raise SetupError(f"{nt} tets are too many for the 'direct' edge-sum codes "
+                             "(16 nt < 2^31); use a variant without 'direct'")
+        neg = (cx.orientation < 0).astype(np.int64)
+        t6pos = 16 * np.arange(nt)[:, None] + 8 * neg[:, None] + np.arange(6)[None, :]
+        pad = 7  # local edge 7: f[0, 0] - f[0, 0] = 0
+    else:
+        pad = 6 * nt  # the zero appended to t6
+    edge_of = cx.tet_edges.ravel()
+    order = np.argsort(edge_of, kind="stable")
+    counts = cx.tets_per_edge
+    first = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    rank = np.arange(order.size) - first[edge_of[order]]
+    width = choose_buckets(counts)
+    gpos = np.empty(ne, np.int64)
+    ebk, start = [], 1  # G[0] = 0: the padding of the node tables
+    for c in np.unique(width):
+        edges = np.nonzero(width == c)[0]
+        gpos[edges] = start + np.arange(edges.size)
+        start += edges.size
+        tab = np.full((int(c), edges.size), pad, np.int64)
+        loc = np.full(ne, -1, np.int64)
+        loc[edges] = np.arange(edges.size)
+        sel = loc[edge_of[order]] >= 0
+        tab[rank[sel], loc[edge_of[order][sel]]] = t6pos.ravel()[order[sel]]
+        ebk.append(tab.astype(np.int32))
+    K["ebk"] = ebk
+    nodes = []
+    for b in ops.buckets:
+        sign = b.sign.astype(np.int64)
+        gidx = np.where(b.edge < ne, np.append(gpos, 0)[np.minimum(b.edge, ne)], 0) * sign
+        if b.Msig is not None and not lossless:
+            Pm, Q = lossy_factors(b, dt)
+            Minv = Q * b.sign[None]  # unsigned: the sign travels in gidx
+        else:
+            Pm, Minv = None, b.Minv_s * b.sign[None] * dt
+        Minv = 0.5 * (Minv + np.swapaxes(Minv, 0, 1))
+        B = {"gidx": (gidx.T if node else gidx).astype(np.int32)}
+        if spec.sym:
+            D, Dh = _pack_cyclic(Minv)
+            B["D"] = (_node_major(D) if node else D).astype(dtype)
+            if Dh is not None:
+                B["Dh"] = (_node_major(Dh) if node else Dh).astype(dtype)
+        else:
+            B["Q"] = (_node_major(Minv) if node else Minv).astype(dtype)  # [v, i, j] / [i, j, v]
+        if Pm is not None:
+            B["P"] = (_node_major(Pm) if node else Pm).astype(dtype)
+        nodes.append(B)
+    K["buckets"] = nodes
+    K["gpos"] = gpos.astype(np.int32)  # for sources: G position of each edge
+    return K
+
+
+def _compact_indices(ops: Operators, lay: Layout) -> dict:
+    """{"nb": (4, nt) int32 start of each local node's block, "sl": (12, nt) uint8 slots}:
+    hs[j] = nb[a_j] + sl[j], he[j] = nb[b_j] + sl[6 + j] for local edge j = (a_j, b_j)."""
+    from .mesh import LOCAL_EDGES
+
+    if lay.spec.u_order != "node":
+        raise SetupError("compact Faraday indices need u_order 'node'")
+    cx = ops.cx
+    start = np.empty(cx.num_nodes, np.int64)
+    for b in ops.buckets:
+        start[b.nodes] = b.offset + np.arange(b.count) * b.width
+    if max(b.width for b in ops.buckets) > 255:
+        raise SetupError("a node has more than 255 edges; use a variant without compact "
+                         "indices (for example 'tets-node-sym')")
+    nb = start[cx.tets].T  # (4, nt)
+    sl = np.concatenate([lay.hs - nb[LOCAL_EDGES[:, 0]], lay.he - nb[LOCAL_EDGES[:, 1]]])
+    assert sl.min() >= 0 and sl.max() < 256
+    return {"nb": nb.astype(np.int32), "sl": sl.astype(np.uint8)}
+
+
+def _legacy_arrays(ops: Operators, dt: float, dtype, lossless: bool) -> dict:
+    buckets = []
+    for b in ops.buckets:
+        if b.Msig is not None and not lossless:
+            Pm, Q = lossy_factors(b, dt)
+            buckets.append({"Q": Q.astype(dtype), "P": Pm.astype(dtype),
+                            "edge": b.edge.astype(np.int32)})
+        else:
+            buckets.append({"Q": (b.Minv_s * dt).astype(dtype), "edge": b.edge.astype(np.int32)})
+    return {"A": (ops.A * dt).astype(dtype), "hs": ops.hs.astype(np.int32),
+            "he": ops.he.astype(np.int32), "orient": ops.cx.orientation.astype(dtype),
+            "eidx": ops.eidx.astype(np.int32), "buckets": buckets,
+            "gpos": np.arange(ops.cx.num_edges, dtype=np.int32)}
+
+
+def energy_arrays(ops: Operators, dtype) -> dict:
+    """Canonical-order mass matrices: Mmu (4, 4, nt), Meps per bucket (w, w, nv)."""
+    return {"Mmu": ops.Mmu.astype(dtype), "Meps": [b.Meps.astype(dtype) for b in ops.buckets]}
+
+
+def sparse_arrays(ops: Operators, lay: Layout, dt: float, dtype) -> dict:
+    """The global BCOO matrices of the "SpMV" formulation, in the variant's orders."""
+    from jax.experimental import sparse as jsparse
+
+    from .mass import sparse_matrices
+
+    F, G, Pm, _ = sparse_matrices(ops, dt)
+    fperm = lay.f_pos.ravel()  # canonical row k nt + t -> variant position
+
+    def remap(M, rows, cols):
+        M = M.tocoo()
+        r = M.row if rows is None else rows[M.row]
+        c = M.col if cols is None else cols[M.col]
+        return jsparse.BCOO.from_scipy_sparse(
+            type(M)((M.data.astype(dtype), (r, c)), shape=M.shape).tocsr())
+
+    out = {"F": remap(F, fperm, lay.u_perm), "G": remap(G, lay.u_perm, fperm)}
+    if Pm is not None:
+        out["P"] = remap(Pm, lay.u_perm, lay.u_perm)
+    return out
+
+
+def source_columns(ops: Operators, lay: Layout, dt: float, edges: np.ndarray, dtype):
+    """BCOO (nu, nsrc): the columns of the Ampere update for current sources on ``edges``."""
+    from jax.experimental import sparse as jsparse
+
+    from .mass import sparse_matrices
+
+    _, _, _, Q = sparse_matrices(ops, dt)
+    Q = Q[:, edges].tocoo()
+    import scipy.sparse as sp
+
+    Q = sp.coo_matrix((Q.data.astype(dtype), (lay.u_perm[Q.row], Q.col)), shape=Q.shape)
+    return jsparse.BCOO.from_scipy_sparse(Q.tocsr())
+
+
+def half_step_bytes(ops: Operators, lay: Layout, itemsize: int = 4) -> dict[str, int]:
+    """Bytes per half-step of a variant, two counts (see :mod:`emjax.dga.step`):
+
+    ``faraday`` / ``ampere``: unique bytes, every array the kernel touches read or
+    written once at its size (index tables, matrices, fields; a gathered array counted
+    once, as its gathers hit cache when the numbering is local);
+    ``faraday_nominal`` / ``ampere_nominal``: the first version's count, each gathered
+    value counted per access.
+    """
+    cx, spec = ops.cx, lay.spec
+    nt, ne, nu = cx.num_tets, cx.num_edges, ops.nu
+    isz = itemsize
+    mat_t = (10 if spec.sym else 24) * isz * nt
+    far = mat_t + (28 if spec.compact else 48) * nt + nu * isz + 8 * isz * nt
+    far_nom = far - nu * isz + 12 * isz * nt
+    full = sum(b.width * b.width * b.count for b in ops.buckets)
+    packed = sum(b.width * (b.width + 1) // 2 * b.count for b in ops.buckets)
+    lossy = sum(b.width * b.width * b.count for b in ops.buckets if b.Msig is not None)
+    if spec.legacy:
+        pairs = ops.eidx.size
+        mat = full
+    else:
+        pairs = int(sum(int(c) * int((choose_buckets(cx.tets_per_edge) == c).sum())
+                        for c in np.unique(choose_buckets(cx.tets_per_edge))))
+        mat = packed if spec.sym else full
+    orient = 0 if spec.direct else isz * nt
+    amp = 4 * isz * nt + orient + 4 * pairs + 2 * isz * ne + 4 * nu + (mat + lossy) * isz \
+        + 2 * nu * isz
+    # nominal: gathered t6 values per (edge, tet) slot and G per node slot
+    amp_nom = amp + pairs * isz + nu * isz
+    return {"faraday": int(far), "ampere": int(amp), "faraday_nominal": int(far_nom),
+            "ampere_nominal": int(amp_nom)}
+
+
+__all__ = [
+    "C_REF",
+    "DEFAULT_VARIANT",
+    "SYM4",
+    "VARIANTS",
+    "Layout",
+    "Spec",
+    "energy_arrays",
+    "half_step_bytes",
+    "kernel_arrays",
+    "make_layout",
+    "sparse_arrays",
+]
