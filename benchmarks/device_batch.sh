@@ -2,9 +2,11 @@
 # Run emjax commands on the GPU machine (device tool), one after another, each under its
 # own time limit; JSON records, logs and figures come back in $OUT/batch.tgz.
 #
-# Usage (from the repo root, .whl/ carried):  benchmarks/device_batch.sh SECONDS "validate NAME" "bench NAME" ...
-# Each argument is an `emjax` sub-command; its stdout goes to <n>-<words>.json, its
-# stderr to <n>-<words>.log. The wheels in .whl/ (make wheels) supply what the image lacks.
+# Usage (from the repo root, .whl/ carried):
+#   benchmarks/device_batch.sh SECONDS "validate NAME" "[SECONDS] [VAR=value ...] bench NAME" ...
+# Each argument is an `emjax` sub-command, optionally led by its own time limit and by
+# environment settings; its stdout goes to <n>-<words>.json, its stderr to
+# <n>-<words>.log. The wheels in .whl/ (make wheels) supply what the image lacks.
 set -uo pipefail
 limit=$1; shift
 site=/tmp/site
@@ -18,10 +20,16 @@ git rev-parse --short HEAD > "$res/commit.txt" 2>/dev/null || true
 n=0
 for cmd in "$@"; do
   n=$((n + 1))
+  lim=$limit
+  set -- $cmd
+  if [[ $1 =~ ^[0-9]+$ ]]; then lim=$1; shift; fi
+  envs=()
+  while [[ $1 == *=* ]]; do envs+=("$1"); shift; done
+  cmd="$*"
   tag=$(printf '%02d-%s' $n "$(echo "$cmd" | tr ' /' '__' | tr -cd 'A-Za-z0-9_.-')")
   start=$(date +%s)
-  echo "== $cmd (limit ${limit}s)"
-  timeout "$limit" python3 -m emjax.cli $cmd --json > "$res/$tag.json" 2> "$res/$tag.log"
+  echo "== ${envs[*]} $cmd (limit ${lim}s)"
+  env "${envs[@]}" timeout "$lim" python3 -m emjax.cli $cmd --json > "$res/$tag.json" 2> "$res/$tag.log"
   rc=$?
   echo "   rc=$rc in $(( $(date +%s) - start )) s"; tail -3 "$res/$tag.log"
 done
