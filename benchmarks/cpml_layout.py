@@ -28,7 +28,7 @@ def main() -> None:
         ("z only, align 4", (0, 0, 1), 4), ("all, align 4", (1, 1, 1), 4),
         ("all, align 16", (1, 1, 1), 16),
     ):
-        cpml.MINOR_ALIGN = align
+        cpml.SLAB_ALIGN = (1, 1, align)
         r = time_scenario(scenario(n, *faces), 100)
         print(f"{name:20s} {n**3 / r['s_per_step'] / 1e9:7.2f} Gcells/s", flush=True)
         jax.clear_caches()

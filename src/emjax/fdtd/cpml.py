@@ -58,8 +58,10 @@ class Slab:
         return tuple(s)
 
 
-MINOR_ALIGN = 1
-"""Slabs along the minor (z) axis are stored this many entries wide at a time."""
+SLAB_ALIGN = (1, 1, 1)
+"""Slabs normal to x, y, z are stored a multiple of this many entries thick; the extra
+entries reach into the interior with zero coefficients (psi stays 0 there, and the
+correction adds nothing), so alignment changes layout, never results."""
 
 
 def build_slabs(shape: tuple[int, int, int], pml_cells) -> tuple[Slab, ...]:
@@ -69,9 +71,7 @@ def build_slabs(shape: tuple[int, int, int], pml_cells) -> tuple[Slab, ...]:
         for side, t in zip(("low", "high"), pml_cells[a], strict=True):
             if not t:
                 continue
-            stored = t
-            if a == 2 and MINOR_ALIGN > 1:
-                stored = min(-(-t // MINOR_ALIGN) * MINOR_ALIGN, shape[a])
+            stored = min(-(-t // SLAB_ALIGN[a]) * SLAB_ALIGN[a], shape[a])
             start = 0 if side == "low" else shape[a] - stored
             slabs.append(Slab(a, side, start, stored, t))
     return tuple(slabs)
