@@ -136,8 +136,8 @@ def solve(prep: Prepared, *, method=None, tol=None, max_iter=None, chunk=None, x
     """Run the Krylov method; returns (E scattered (3, ...) jax array, KrylovResult)."""
     sim = prep.sim
     method = method or sim.solver.method
-    if method == "cocg" and not prep.ops["symmetrize"]:
-        raise ValueError("method='cocg' needs the symmetrized system (symmetrize=True)")
+    if method != "bicgstab" and not prep.ops["symmetrize"]:
+        raise ValueError(f"method={method!r} needs the symmetrized system (symmetrize=True)")
     res = krylov.solve(
         _matvec(prep.ops), _kernel_ops(prep.ops), prep.b, x0, method=method,
         tol=sim.solver.tol if tol is None else tol,

@@ -45,14 +45,15 @@ class FDFDSolver(EmModel):
     """Krylov solver settings.
 
     ``method``: "cocg" (complex-symmetric CG on the symmetrized system, one product per
-    iteration) or "bicgstab" (the seed's method, two products per iteration).
+    iteration), "cocg_sr" (the same iterates with one reduction phase per iteration,
+    Chronopoulos and Gear) or "bicgstab" (the seed's method, two products per iteration).
     ``preconditioner``: "none" or "jacobi" (symmetric diagonal scaling).
     ``symmetrize``: left-scale the system by -omega^2 eps s_x s_y s_z (Shin and Fan 2012),
     which makes it complex symmetric; COCG requires it.
     """
 
     type: Literal["FDFDSolver"] = "FDFDSolver"
-    method: Literal["cocg", "bicgstab"] = Field("cocg", description="Krylov method.")
+    method: Literal["cocg", "cocg_sr", "bicgstab"] = Field("cocg", description="Krylov method.")
     tol: float = Field(1e-3, gt=0, lt=1, description="Relative residual to reach.")
     max_iter: int = Field(20000, ge=1, description="Most iterations.")
     preconditioner: Literal["none", "jacobi"] = Field("none", description="Preconditioner.")
