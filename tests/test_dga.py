@@ -228,6 +228,8 @@ def test_kernel_variants_agree_to_rounding():
         K = kernel_arrays(ops, lay, 2e-12, np.float64)
         K["src_g"] = np.array([K.pop("gpos")[edge]], np.int32)
         spec = lay.spec
+        if spec.shared:  # the two layers' tets share matrices: the merging is exercised
+            assert K["Ms_tab"].size <= 10 * cx.num_tets * 0.6, v
 
         @jax.jit
         def run(u, f, K, spec=spec):

@@ -10,7 +10,9 @@ the Faraday and Ampere half-steps and the full step, each inside one jitted
 ways (:func:`emjax.dga.layout.half_step_bytes`: unique bytes, the roofline count, and
 the first version's nominal count with gathers per access) and the fraction of the
 measured copy bandwidth. A variant that fails to compile is recorded as FAILED and
-the others go on. The record "fastest variant" names the winner at each size. The
+the others go on. The record "fastest variant" names the winner at each size.
+``shared`` variants (one table of distinct matrices, see :mod:`emjax.dga.layout`) also
+record their tables' size: their bytes are smaller on this mesh of repeated layers. The
 global sparse (BCOO "SpMV") step and the default variant on a randomly numbered mesh
 are timed up to 3M DoFs (the sparse Ampere matrix holds about w x 2P entries per half
 edge, ~1e9 at 20M DoFs; NumPy set-up time).
@@ -69,7 +71,8 @@ def _median_loop(run, args, n: int, repeats: int) -> float:
     return statistics.median(ts) / n
 
 
-def time_variant(ops, lay, dt: float, n: int = 50, repeats: int = 5, seed: int = 0) -> dict:
+def time_variant(ops, lay, dt: float, n: int = 50, repeats: int = 5, seed: int = 0,
+                 K: dict | None = None) -> dict:
     """Seconds per Faraday half-step, Ampere half-step and full step of one variant.
 
     Each is timed inside one jitted ``fori_loop`` of ``n`` iterations, as the solver's
@@ -83,7 +86,7 @@ def time_variant(ops, lay, dt: float, n: int = 50, repeats: int = 5, seed: int =
     from ..dga.layout import kernel_arrays
 
     spec = lay.spec
-    K = kernel_arrays(ops, lay, dt, np.float32)
+    K = dict(K) if K is not None else kernel_arrays(ops, lay, dt, np.float32)
     K.pop("gpos", None)
     K = jax.device_put(K)
     rng = np.random.default_rng(seed)
@@ -126,7 +129,7 @@ def measure(rings: int, layers: int, variants=None, sparse: bool = True,
     from ..dga import step as kern
     from ..dga import structured
     from ..dga.complex import build
-    from ..dga.layout import DEFAULT_VARIANT, VARIANTS, half_step_bytes, make_layout
+    from ..dga.layout import DEFAULT_VARIANT, VARIANTS, half_step_bytes, kernel_arrays, make_layout
     from ..dga.layout import sparse_arrays as sparse_kernel_arrays
     from ..dga.mass import assemble
 
@@ -145,11 +148,16 @@ def measure(rings: int, layers: int, variants=None, sparse: bool = True,
            "variants": {}}
     for v in variants:
         lay = make_layout(ops, v)
-        rec = {"bytes": half_step_bytes(ops, lay)}
+        K = kernel_arrays(ops, lay, dt, np.float32)  # once: the shared tables set the bytes
+        rec = {"bytes": half_step_bytes(ops, lay, K=K)}
+        if lay.spec.shared:  # how far the mesh's repetition shrank the matrix tables
+            rec["table_mb"] = (K["Ms_tab"].nbytes + sum(B["Dtab"].nbytes
+                                                        for B in K["buckets"])) / 1e6
         try:
-            rec.update(time_variant(ops, lay, dt, n=n, repeats=repeats))
+            rec.update(time_variant(ops, lay, dt, n=n, repeats=repeats, K=K))
         except Exception as e:  # a variant that fails to compile must not hide the others
             rec["error"] = f"{type(e).__name__}: {str(e)[:300]}"
+        del K
         out["variants"][v] = rec
     if sparse:
         lay = make_layout(ops, DEFAULT_VARIANT)
@@ -215,6 +223,8 @@ def seed004_cylinder(targets=None, variants=None) -> list[dict]:
                     "")
                 rec(size, f"{v}: {half} fraction of copy bandwidth (nominal bytes, v1 count)",
                     bn / t / bw, "")
+            if "table_mb" in mv:
+                rec(size, f"{v}: distinct-matrix tables (tets + nodes)", mv["table_mb"], "MB")
             rec(size, f"{v}: step time (fused jit)", mv["step_s"] * 1e3, "ms")
             rec(size, f"{v}: DoF updates per second", m["dofs"] / mv["step_s"] / 1e9, "GDoF/s")
             rec(size, f"{v}: compile time of the step loop", mv["step_compile_s"], "s")

@@ -26,6 +26,25 @@ fixes how the kernels of :mod:`emjax.dga.step` see them:
   entry codes ``16 t + 8 [s_t < 0] + local edge`` and the kernel forms
   ``+-(f[t, kp] - f[t, km])`` (two gathers, no orientation array).
 
+* ``shared`` (node order, packed matrices): each distinct packed matrix is stored once,
+  in a table, and every tet / node holds the int32 start of its row (``Ms_tab`` +
+  ``Ms_pos``, per bucket ``Dtab`` + ``Dpos``); the kernels gather the entries (one
+  single-use gather per term, so XLA keeps them in the loop fusion). Matrices equal to
+  2^-40 of the largest entry are merged (:func:`share_rows`); a node's matrix is stored
+  with its half edges ordered by edge direction (:func:`_geometric_slots`; u keeps the
+  canonical order, packed ranks per node give the slots' places in the table) so that
+  translated copies of a cell match entry by entry. The matrices are most of the
+  traffic (40 of 130 B per tet in Faraday, ~110 of 150 in Ampere): on a mesh of
+  repeated cells (the seed's extruded cylinder: every layer of tets is the same, node
+  matrices repeat in every interior layer) the tables are a few MB and stay in L2. It
+  gains nothing on an unstructured mesh, where it costs the positions on top.
+
+* ``lean``: two fixes to what XLA writes out when Faraday and Ampere are one jit (the
+  solver's step), seen in the compiled HLO: the uint8 slots of ``compact`` are converted
+  where each is used (one convert of the (12, nt) table is written out in int32, 48 B
+  per tet), and the ``direct`` edge sums gather f by (tet, face) instead of from a
+  flattened f (a second consumer of the Faraday result, which split its fusion).
+
 ``"rows-slot"`` keeps the first version's kernels verbatim (reference for the others).
 
 Default ``"tets-node-sym-d"``: packed matrices and no t6 pass give the least traffic
@@ -54,6 +73,12 @@ VARIANTS: dict[str, dict] = {
     "tets-node-sym-d": {"f_order": "tets", "u_order": "node", "sym": True, "direct": True},
     "tets-node-sym-cd": {"f_order": "tets", "u_order": "node", "sym": True, "compact": True,
                          "direct": True},
+    "tets-node-sym-cdl": {"f_order": "tets", "u_order": "node", "sym": True, "compact": True,
+                          "direct": True, "lean": True},
+    "tets-node-sym-ds": {"f_order": "tets", "u_order": "node", "sym": True, "direct": True,
+                         "shared": True, "lean": True},
+    "tets-node-sym-cds": {"f_order": "tets", "u_order": "node", "sym": True, "compact": True,
+                          "direct": True, "shared": True, "lean": True},
     "tets-node-full": {"f_order": "tets", "u_order": "node", "sym": False},
     "rows-node-sym": {"f_order": "rows", "u_order": "node", "sym": True},
     "rows-slot-sym": {"f_order": "rows", "u_order": "slot", "sym": True},
@@ -81,6 +106,8 @@ class Spec:
     lossy: tuple[bool, ...]  # per node bucket
     compact: bool = False
     direct: bool = False
+    shared: bool = False
+    lean: bool = False
 
     @property
     def f_shape(self) -> tuple[int, int]:
@@ -147,6 +174,9 @@ def make_layout(ops: Operators, variant: str = DEFAULT_VARIANT) -> Layout:
         raise SetupError(f"kernel variant '{variant}' is unknown; choose one of "
                          f"{sorted(VARIANTS)}")
     v = VARIANTS[variant]
+    if v.get("shared") and not (v["sym"] and v["u_order"] == "node"):
+        raise SetupError(f"kernel variant '{variant}': shared matrices need packed ones "
+                         "matrices in node order")
     nt = ops.cx.num_tets
     u_perm = np.empty(ops.nu, np.int64)
     for b in ops.buckets:
@@ -158,11 +188,66 @@ def make_layout(ops: Operators, variant: str = DEFAULT_VARIANT) -> Layout:
     f_pos = k * nt + t if v["f_order"] == "rows" else 4 * t + k
     spec = Spec(variant=variant, f_order=v["f_order"], u_order=v["u_order"], sym=v["sym"],
                 legacy=v.get("legacy", False), nt=nt, compact=v.get("compact", False),
-                direct=v.get("direct", False),
+                direct=v.get("direct", False), shared=v.get("shared", False),
+                lean=v.get("lean", False),
                 buckets=tuple((b.offset, b.width, b.count) for b in ops.buckets),
                 lossy=tuple(b.Msig is not None for b in ops.buckets))
     return Layout(spec=spec, u_perm=u_perm, f_pos=f_pos, he_pos=u_perm[ops.he_pos],
                   hs=u_perm[ops.hs], he=u_perm[ops.he])
+
+
+def _geometric_slots(ops: Operators, b) -> np.ndarray:
+    """(w, nv) new slot of each half edge of a bucket's nodes (shared variants).
+
+    The canonical slots follow the global edge numbers, which differ between cells
+    repeated by translation (the layers of an extruded mesh), so equal matrices would
+    appear permuted. Ordering each node's half edges by the direction of the edge
+    (padding last) makes them equal entry by entry, and :func:`share_rows` can merge
+    them.
+    """
+    cx, ne = ops.cx, ops.cx.num_edges
+    real = b.edge < ne
+    e = np.minimum(b.edge, ne - 1)
+    a, c = cx.edges[e, 0], cx.edges[e, 1]
+    other = np.where(a == b.nodes[None, :], c, a)
+    d = cx.nodes[other] - cx.nodes[b.nodes][None, :, :]  # (w, nv, 3)
+    q = np.round(d / (np.abs(d).max() or 1.0) * 2.0**20).astype(np.int64)
+    q[~real] = 0
+    order = np.lexsort((q[..., 0], q[..., 1], q[..., 2], ~real), axis=0)
+    rank = np.empty_like(order)
+    np.put_along_axis(rank, order, np.arange(b.width)[:, None], axis=0)
+    return rank
+
+
+def _shared_node_table(Minv: np.ndarray, rank: np.ndarray) -> dict:
+    """Shared packed (M^eps_v)^{-1} of a bucket: Minv (w, w, nv) in the canonical slots,
+    rank (w, nv) the geometric slot of each. Each matrix is reordered to geometric slots
+    and its upper triangle packed row by row (``pos(a, b) = a (2 w - a + 1) / 2 + b - a``
+    for a <= b); distinct rows go in "Dtab", the start of each node's row in "Dpos" and
+    the geometric slots of each node's half edges in "rkw" (nwords, nv) int32, packed
+    ``bits = ceil(log2 w)`` bits each, ``32 // bits`` per word (:func:`rank_packing`):
+    per node words, not per half edge, because the kernel needs the rank of slot
+    (i + d) mod w at thread i, and a per-node word broadcast along the slots fuses where
+    a rolled per-slot array would be written out by XLA as a copy per roll."""
+    w, _, nv = Minv.shape
+    v = np.arange(nv)
+    M = np.empty_like(Minv)
+    M[rank[:, None, :], rank[None, :, :], v] = Minv
+    a, b = np.triu_indices(w)
+    tab, idx = share_rows(np.ascontiguousarray(M[a, b].T))
+    bits, per = rank_packing(w)
+    nw = -(-w // per)
+    words = np.zeros((nw, nv), np.uint64)
+    for j in range(w):
+        words[j // per] |= rank[j].astype(np.uint64) << np.uint64((j % per) * bits)
+    return {"Dtab": tab.ravel(), "Dpos": tab.shape[1] * idx,
+            "rkw": words.astype(np.uint32).view(np.int32)}
+
+
+def rank_packing(w: int) -> tuple[int, int]:
+    """(bits per slot rank, ranks per int32 word) for nodes of width w."""
+    bits = max(1, (w - 1).bit_length())
+    return bits, 32 // bits
 
 
 # ------------------------------------------------------------------ kernel arrays
@@ -202,8 +287,14 @@ def kernel_arrays(ops: Operators, lay: Layout, dt: float, dtype, lossless: bool 
         Minv = np.linalg.inv(np.moveaxis(ops.Mmu, 2, 0))  # (nt, 4, 4), symmetric
         Minv = 0.5 * (Minv + np.swapaxes(Minv, 1, 2))
         s = cx.orientation[:, None] * dt
-        K["Ms"] = np.stack([Minv[:, k, m] for k, m in SYM4]) * s.T  # (10, nt)
-        K["Ms"] = K["Ms"].astype(dtype)
+        Ms = np.stack([Minv[:, k, m] for k, m in SYM4]) * s.T  # (10, nt)
+        if spec.shared:
+            tab, idx = share_rows(Ms.T)
+            # the row start 10 r stored (not r): a multiply shared by the 16 gathers would
+            # be written out by XLA as an array of its own
+            K["Ms_tab"], K["Ms_pos"] = tab.ravel().astype(dtype), 10 * idx
+        else:
+            K["Ms"] = Ms.astype(dtype)
     else:
         K["A"] = (ops.A * dt).astype(dtype)
     # edge sums: edges bucketed by tets per edge, t6 flat positions of (edge, tet) pairs
@@ -248,7 +339,13 @@ def kernel_arrays(ops: Operators, lay: Layout, dt: float, dtype, lossless: bool 
             Pm, Minv = None, b.Minv_s * b.sign[None] * dt
         Minv = 0.5 * (Minv + np.swapaxes(Minv, 0, 1))
         B = {"gidx": (gidx.T if node else gidx).astype(np.int32)}
-        if spec.sym:
+        if spec.shared:
+            if b.width > 255:
+                raise SetupError(f"a node has {b.width} > 255 edges; use a variant without "
+                                 "shared matrices")
+            B.update(_shared_node_table(Minv, _geometric_slots(ops, b)))
+            B["Dtab"] = B["Dtab"].astype(dtype)
+        elif spec.sym:
             D, Dh = _pack_cyclic(Minv)
             B["D"] = (_node_major(D) if node else D).astype(dtype)
             if Dh is not None:
@@ -261,6 +358,36 @@ def kernel_arrays(ops: Operators, lay: Layout, dt: float, dtype, lossless: bool 
     K["buckets"] = nodes
     K["gpos"] = gpos.astype(np.int32)  # for sources: G position of each edge
     return K
+
+
+def share_rows(R: np.ndarray, rel: float = 2.0**-40) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct rows of R (n, S): (table (m, S), int32 row of each of the n).
+
+    Rows equal to ``rel`` times the largest |entry| are merged (cells repeated by
+    translation, as the layers of an extruded mesh, give matrices equal up to rounding
+    of their coordinates); each class is represented by one of its members, so the
+    kernels see every matrix to within that tolerance (float64 rounding level).
+    """
+    scale = float(np.abs(R).max()) or 1.0
+    key = np.round(R / (scale * rel)).astype(np.int64)
+    # a 1-D sort of row hashes (np.unique(axis=0) takes ~10 s on 3M rows), checked
+    mult = np.random.default_rng(0).integers(1, 2**62, key.shape[1]) | 1
+    with np.errstate(over="ignore"):
+        h = (key * mult).sum(axis=1)
+    _, first, inv = np.unique(h, return_index=True, return_inverse=True)
+    inv = inv.reshape(-1)
+    if not np.array_equal(key[first[inv]], key):  # a hash collision: exact, slow path
+        _, first, inv = np.unique(key, axis=0, return_index=True, return_inverse=True)
+        inv = inv.reshape(-1)
+    # rows in order of first use: neighbouring tets / nodes read neighbouring rows
+    order = np.argsort(first)
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    first, inv = first[order], rank[inv]
+    if first.size * R.shape[1] >= 2**31:  # the kernels index the flat table in int32
+        raise SetupError(f"{first.size} distinct matrices of {R.shape[1]} numbers are too "
+                         "many for int32 positions; use a variant without shared matrices")
+    return R[first], inv.reshape(-1).astype(np.int32)
 
 
 def _compact_indices(ops: Operators, lay: Layout) -> dict:
@@ -339,7 +466,8 @@ def source_columns(ops: Operators, lay: Layout, dt: float, edges: np.ndarray, dt
     return jsparse.BCOO.from_scipy_sparse(Q.tocsr())
 
 
-def half_step_bytes(ops: Operators, lay: Layout, itemsize: int = 4) -> dict[str, int]:
+def half_step_bytes(ops: Operators, lay: Layout, itemsize: int = 4,
+                    K: dict | None = None) -> dict[str, int]:
     """Bytes per half-step of a variant, two counts (see :mod:`emjax.dga.step`):
 
     ``faraday`` / ``ampere``: unique bytes, every array the kernel touches read or
@@ -347,11 +475,18 @@ def half_step_bytes(ops: Operators, lay: Layout, itemsize: int = 4) -> dict[str,
     once, as its gathers hit cache when the numbering is local);
     ``faraday_nominal`` / ``ampere_nominal``: the first version's count, each gathered
     value counted per access.
+
+    ``shared`` variants count their matrix tables once (the distinct matrices) plus a
+    4-byte row position per tet or node and the packed slot ranks; ``K`` (their
+    :func:`kernel_arrays`) is built here when not given.
     """
     cx, spec = ops.cx, lay.spec
     nt, ne, nu = cx.num_tets, cx.num_edges, ops.nu
     isz = itemsize
     mat_t = (10 if spec.sym else 24) * isz * nt
+    if spec.shared:
+        K = K if K is not None else kernel_arrays(ops, lay, 1.0, np.float32)
+        mat_t = (K["Ms_tab"].size + nt) * isz
     far = mat_t + (28 if spec.compact else 48) * nt + nu * isz + 8 * isz * nt
     far_nom = far - nu * isz + 12 * isz * nt
     full = sum(b.width * b.width * b.count for b in ops.buckets)
@@ -364,6 +499,8 @@ def half_step_bytes(ops: Operators, lay: Layout, itemsize: int = 4) -> dict[str,
         pairs = int(sum(int(c) * int((choose_buckets(cx.tets_per_edge) == c).sum())
                         for c in np.unique(choose_buckets(cx.tets_per_edge))))
         mat = packed if spec.sym else full
+        if spec.shared:
+            mat = sum(B["Dtab"].size + B["Dpos"].size + B["rkw"].size for B in K["buckets"])
     orient = 0 if spec.direct else isz * nt
     amp = 4 * isz * nt + orient + 4 * pairs + 2 * isz * ne + 4 * nu + (mat + lossy) * isz \
         + 2 * nu * isz
@@ -384,5 +521,7 @@ __all__ = [
     "half_step_bytes",
     "kernel_arrays",
     "make_layout",
+    "rank_packing",
+    "share_rows",
     "sparse_arrays",
 ]

@@ -37,7 +37,11 @@ did, credits cache hits as DRAM traffic (that count is still reported as "nomina
   4 sum_v w_v^2 + u read and written 8 nu; sym 154 B per tet on the ring mesh (first
   version: 220 unique, 260 nominal). The intermediate t6 (6 nt) is not counted: the
   ``direct`` option does without it; otherwise XLA writes it (48 B per tet more, read
-  back through the gathers).
+  back through the gathers). XLA also writes the gathered signed edge sums x (nu) before
+  the node product (a gather shared by the rolled terms), 8 nu B more, not counted.
+* ``shared`` variants: the matrix terms above become the distinct matrices' tables
+  (counted once) plus 4 B per tet (Faraday) or per node (Ampere) of row positions and,
+  in Ampere, the nodes' packed slot ranks (8 B per node of width <= 16).
 """
 
 from __future__ import annotations
@@ -47,7 +51,7 @@ import numpy as np
 from jax import lax
 
 from .complex import C_REF
-from .layout import SYM4
+from .layout import SYM4, rank_packing
 from .mesh import LOCAL_EDGES
 
 _T6_TERMS = [[(k, float(C_REF[k, le])) for k in range(4) if C_REF[k, le] != 0] for le in range(6)]
@@ -85,6 +89,16 @@ def _take(x, idx):
                       mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS)
 
 
+_GATHER2 = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0, 1),
+                                      start_index_map=(0, 1))
+
+
+def _take2(x, i, j):
+    """``x[i, j]`` for int32 index arrays known to lie in bounds (one bare gather)."""
+    return lax.gather(x, jnp.stack([i, j], axis=-1), _GATHER2, slice_sizes=(1, 1),
+                      mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS)
+
+
 def _frows(f, spec):
     return [f[k] for k in range(4)] if spec.f_order == "rows" else [f[:, k] for k in range(4)]
 
@@ -109,7 +123,17 @@ def faraday(u, f, K, spec):
     matrices are pre-scaled by dt."""
     if spec.legacy:
         return _faraday_legacy(u, f, K)
-    if spec.compact:
+    if spec.compact and spec.lean:
+        # each uint8 slot converted where it is used: one convert of the (12, nt) table
+        # would be written out in int32 (48 B per tet) when the step is one jit
+        nb, sl = K["nb"], K["sl"]
+
+        def pos(n, j):
+            return nb[n] + sl[j].astype(jnp.int32)
+
+        e6 = [_take(u, pos(a, j)) - _take(u, pos(b, 6 + j))
+              for j, (a, b) in enumerate(_LOCAL_EDGES)]
+    elif spec.compact:
         nb, sl = K["nb"], K["sl"].astype(jnp.int32)
         e6 = [_take(u, nb[a] + sl[j]) - _take(u, nb[b] + sl[6 + j])
               for j, (a, b) in enumerate(_LOCAL_EDGES)]
@@ -118,8 +142,16 @@ def faraday(u, f, K, spec):
     fk = _frows(f, spec)
     if spec.sym:
         c = [sum(s * e6[le] for le, s in terms) for terms in _FACE_TERMS]
-        M = K["Ms"]
-        out = [fk[k] - sum(M[_SYM4_ROW[k, m]] * c[m] for m in range(4)) for k in range(4)]
+        if spec.shared:
+            # one single-use gather per term (see _packed_product_shared)
+            base, tab = K["Ms_pos"], K["Ms_tab"]
+
+            def M_km(k, m):
+                return _take(tab, base + _SYM4_ROW[k, m])
+        else:
+            def M_km(k, m):
+                return K["Ms"][_SYM4_ROW[k, m]]
+        out = [fk[k] - sum(M_km(k, m) * c[m] for m in range(4)) for k in range(4)]
     else:
         A = K["A"]
         out = [fk[k] - sum(A[k, j] * e6[j] for j in range(6)) for k in range(4)]
@@ -138,11 +170,16 @@ def edge_sums(f, K, spec):
 
         def contribution(code):
             t, le = code >> 4, code & 7
-            if spec.f_order == "rows":
-                p, m = _take(kp, le) * spec.nt + t, _take(km, le) * spec.nt + t
+            if spec.lean and spec.f_order == "tets":
+                # 2-D gathers of f: no flattened copy of f, which in the full step is a
+                # second consumer of the Faraday result besides the state itself
+                v = _take2(f, t, _take(kp, le)) - _take2(f, t, _take(km, le))
             else:
-                p, m = 4 * t + _take(kp, le), 4 * t + _take(km, le)
-            v = _take(ff, p) - _take(ff, m)
+                if spec.f_order == "rows":
+                    p, m = _take(kp, le) * spec.nt + t, _take(km, le) * spec.nt + t
+                else:
+                    p, m = 4 * t + _take(kp, le), 4 * t + _take(km, le)
+                v = _take(ff, p) - _take(ff, m)
             return jnp.where((code & 8) != 0, -v, v)
 
         for tab in K["ebk"]:
@@ -173,9 +210,10 @@ def ampere(u, f, K, spec, current=None):
         shape = (nv, w) if node else (w, nv)
         ub = u[off:off + w * nv].reshape(shape)
         g = B["gidx"]
-        v = _take(G, jnp.abs(g))
-        x = jnp.where(g < 0, -v, v)  # sign of the half edge: + at edges[:, 0]
-        if spec.sym:
+        if spec.shared:  # node order (make_layout checks)
+            du = _packed_product_shared(_signed_take(G, g), B, w)
+        elif spec.sym:
+            x = _signed_take(G, g)
             D = B["D"]
             diags = [D[:, d, :] if node else D[d] for d in range(D.shape[1 if node else 0])]
             du = diags[0] * x
@@ -185,6 +223,7 @@ def ampere(u, f, K, spec, current=None):
                 Dh = B["Dh"]
                 du = du + lax.concatenate([Dh, Dh], ax) * _roll(x, -(w // 2), ax)
         else:
+            x = _signed_take(G, g)
             Q = B["Q"]
             du = (sum(Q[:, :, j] * x[:, j:j + 1] for j in range(w)) if node
                   else sum(Q[:, j, :] * x[j:j + 1, :] for j in range(w)))
@@ -194,6 +233,52 @@ def ampere(u, f, K, spec, current=None):
                   else sum(P[:, j, :] * ub[j:j + 1, :] for j in range(w)))
         out.append((ub + du).ravel())
     return jnp.concatenate(out) if len(out) > 1 else out[0]
+
+
+def _signed_take(G, g):
+    """sign(g) G[|g|]: the signed edge sum of each half edge (+ at edges[:, 0])."""
+    v = _take(G, jnp.abs(g))
+    return jnp.where(g < 0, -v, v)
+
+
+def _packed_product_shared(x, B, w: int):
+    """(M^eps_v)^{-1} x with the packed matrices shared (``shared`` variants).
+
+    B["Dtab"] holds the distinct matrices, upper triangles packed row by row in the
+    geometric slot order (:func:`emjax.dga.layout._shared_node_table`), B["Dpos"] (nv,)
+    the start of each node's row, B["rkw"] (nwords, nv) the node's slot ranks packed in
+    int32 words. Term d of ``du[v, i] = sum_d M[r_i, r_(i+d)] x[(i + d) mod w]`` gathers
+    its entry at an index computed elementwise from the broadcast words and iotas, one
+    single-use gather per term, so XLA keeps them in the loop fusion of the product (a
+    rolled index array would be written out); the table is small (L2-resident) on a
+    mesh of repeated cells.
+    """
+    tab, words = B["Dtab"], B["rkw"]
+    nv = B["Dpos"].shape[0]
+    bits, per = rank_packing(w)
+    base = lax.broadcast_in_dim(B["Dpos"], (nv, w), (0,))
+    wb = [lax.broadcast_in_dim(words[k], (nv, w), (0,)) for k in range(words.shape[0])]
+
+    def per_slot(a):  # a static (w,) NumPy vector as an (nv, w) constant
+        return lax.broadcast_in_dim(jnp.asarray(a), (nv, w), (1,))
+
+    def rank(d):  # geometric slot of half edge (i + d) mod w
+        j = (np.arange(w, dtype=np.int32) + d) % w  # static: folded by XLA
+        word = wb[0]
+        for kk in range(1, len(wb)):
+            word = jnp.where(per_slot(j // per == kk), wb[kk], word)
+        return (lax.shift_right_logical(word, per_slot((j % per) * bits))
+                & ((1 << bits) - 1))
+
+    ri = rank(0)
+    du = None
+    for d in range(w):
+        rj = ri if d == 0 else rank(d)
+        a, b = jnp.minimum(ri, rj), jnp.maximum(ri, rj)
+        m = _take(tab, base + (a * (2 * w + 1 - a)) // 2 + (b - a))
+        t = m * _roll(x, -d, 1)
+        du = t if du is None else du + t
+    return du
 
 
 def _faraday_legacy(u, f, K):

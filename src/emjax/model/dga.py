@@ -129,6 +129,7 @@ class DGATD(_Scenario):
     formulation: Literal["dense", "sparse"] = Field(
         "dense", description="Batched local matrices (custom) or global sparse (SpMV).")
     variant: Literal["tets-node-sym", "tets-node-sym-c", "tets-node-sym-d", "tets-node-sym-cd",
+                     "tets-node-sym-cdl", "tets-node-sym-ds", "tets-node-sym-cds",
                      "tets-node-full", "rows-node-sym", "rows-slot-sym", "rows-slot"] = Field(
         "tets-node-sym-d", description="Memory layout of the dense kernels (emjax.dga.layout): "
         "f order (tets/rows), u order (node/slot), packed symmetric or full matrices; all give "
