@@ -372,22 +372,6 @@ VALID_DOCS: dict[str, st.SearchStrategy[dict]] = {
 """Scenario kind -> strategy of small valid documents. Add new kinds here."""
 
 KNOWN_GAPS: dict[str, dict[str, str]] = {
-    "FDTD2D": {
-        "steps": "no upper bound on steps; duration = 1e300 overflows num_steps "
-                 "(OverflowError); fix: le=MAX_STEPS and scenario.time_step_problems",
-        "duration": "see steps",
-        "spacing": "dt overflows (OverflowError) for absurd spacings; see steps",
-    },
-    "FDFD3D": {
-        "shape": "no memory check before allocation: a 1e5^3 grid reaches rasterize and "
-                 "raises numpy's MemoryError/ValueError; fix: compare fdfd.setup.estimate "
-                 "with memory.available_bytes() in fdfd.solver.prepare and raise "
-                 "ResourceError, as fdtd.memory.check_fits does",
-        "spacing": "see shape (the huge-grid damage)",
-        "symmetrize": "method='cocg' with symmetrize=false loads and then raises a bare "
-                      "ValueError in fdfd.solver.solve; fix: a model_validator on "
-                      "FDFDSolver refusing it",
-    },
     "DGATD": {
         "steps": "no upper bound on steps: 1e12 steps hang, 2**63 raise MemoryError",
         "duration": "duration = 1.0 gives dt = NaN -> ValueError in the solver",

@@ -31,6 +31,7 @@ import numpy as np
 
 from ..constants import mu0
 from ..errors import CheckpointError, ConvergenceError, SetupError
+from ..fdtd.memory import refuse_if_too_large
 from . import incident, krylov, operator, setup
 
 jax.config.update("jax_enable_x64", True)
@@ -61,6 +62,7 @@ def prepare(sim, *, storage: str | None = None, precision: str | None = None,
     precision = precision or sim.precision
     pre = preconditioner or sim.solver.preconditioner
     sym = sim.solver.symmetrize if symmetrize is None else symmetrize
+    refuse_if_too_large(sim.name, setup.estimate(sim))  # before rasterising anything
     st = setup.build(sim)
     ce, we, ch = setup.coefficient_arrays(st)
     cdt = np.complex128 if precision == "complex128" else np.complex64

@@ -128,12 +128,17 @@ def available_bytes() -> tuple[int, str]:
 
 def check_fits(sim, chunk: int | None = None) -> dict[str, int]:
     """Raise :class:`ResourceError` when the estimate exceeds the free device memory."""
-    need = estimate(sim, chunk)
+    return refuse_if_too_large(sim.name, estimate(sim, chunk))
+
+
+def refuse_if_too_large(name: str, need: dict[str, int]) -> dict[str, int]:
+    """Raise :class:`ResourceError` when ``need["total"]`` (an estimate of any solver,
+    in bytes) exceeds the free device memory; return ``need`` otherwise."""
     free, where = available_bytes()
     if need["total"] > free:
         parts = ", ".join(f"{k} {v / 2**30:.2f}" for k, v in need.items() if k != "total")
         raise ResourceError(
-            f"scenario '{sim.name}' needs about {need['total'] / 2**30:.2f} GiB on the device "
+            f"scenario '{name}' needs about {need['total'] / 2**30:.2f} GiB on the device "
             f"({parts} GiB) but {where} has {free / 2**30:.2f} GiB free; coarsen the spacing, "
             "shrink the domain, use float32 or storage='indices', or spread it over more "
             "devices")

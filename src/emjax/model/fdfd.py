@@ -63,6 +63,14 @@ class FDFDSolver(EmModel):
         False, description="Raise ConvergenceError instead of returning the best iterate."
     )
 
+    @model_validator(mode="after")
+    def _cocg_needs_symmetric(self):
+        if self.method in ("cocg", "cocg_sr") and not self.symmetrize:
+            raise ValueError(f"method = '{self.method}' needs symmetrize = true (COCG works on "
+                             "complex-symmetric systems only); set symmetrize = true or use "
+                             "method = 'bicgstab'")
+        return self
+
 
 class FDFD3D(_Scenario):
     """A 3D Yee FDFD scattering problem at one frequency (seed 000).

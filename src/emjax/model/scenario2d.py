@@ -23,7 +23,7 @@ from .boundaries import CPML
 from .geometry import Box, Cylinder, Ellipsoid, Sphere, Voxels
 from .media import PEC, Medium
 from .monitors import DFTMonitor, EnergyMonitor, FieldSnapshot, Probe
-from .scenario import Domain, Structure, _Scenario
+from .scenario import MAX_STEPS, Domain, Structure, _Scenario, time_step_problems
 from .sources import PlaneWave
 from .waveforms import Waveform
 
@@ -265,7 +265,7 @@ class FDTD2D(_Scenario):
     boundary: BoundarySpec2D = Field(default_factory=CPML, description="Face boundaries.")
     courant: float = Field(0.99, gt=0, le=1, description="Fraction of the Courant limit (0, 1].")
     duration: float | None = Field(None, gt=0, description="Simulated time in s.")
-    steps: int | None = Field(None, ge=1, description="Number of time steps.")
+    steps: int | None = Field(None, ge=1, le=MAX_STEPS, description="Number of time steps.")
     dtype: Literal["float32", "float64"] = Field("float32", description="Field precision.")
     storage: Literal["indices", "arrays"] = Field(
         "indices", description="Update coefficients as indices into a table (CIS) or arrays (CAS)."
@@ -296,6 +296,8 @@ class FDTD2D(_Scenario):
                 "kernel = 'one_pass' handles PEC walls and electric line sources only; this "
                 "scenario has a PML, a plane wave, a magnetic source or conformal PEC cells: "
                 "use kernel = 'two_pass'")
+        if not problems:
+            problems += time_step_problems(self)
         problems += _placement_problems_2d(self)
         if problems:
             raise ValueError("; ".join(problems))
@@ -326,8 +328,11 @@ class FDTD2D(_Scenario):
     def dt(self) -> float:
         """Time step in s."""
         dx, dy = self.domain.spacing2
-        vmax = c0 / math.sqrt(min(m.eps_r * m.mu_r for m in self.media))
-        return self.courant / (vmax * math.sqrt(dx**-2 + dy**-2))
+        try:
+            vmax = c0 / math.sqrt(min(m.eps_r * m.mu_r for m in self.media))
+            return self.courant / (vmax * math.sqrt(dx**-2 + dy**-2))
+        except (OverflowError, ZeroDivisionError):  # refused by time_step_problems
+            return math.nan
 
     @property
     def num_steps(self) -> int:
