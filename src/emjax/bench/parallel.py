@@ -26,15 +26,13 @@ from __future__ import annotations
 
 import json
 import os
-import statistics
 import subprocess
 import sys
-import time
 
 import jax
 import numpy as np
 
-from .common import device_name, on_gpu
+from .common import device_name, on_gpu, time_chunks
 
 THICKNESS = 10
 HOST_BYTES_PER_CELL = 56
@@ -61,20 +59,8 @@ def time_sharded(shape, devices: int, steps: int, repeats: int = 3) -> dict:
     # One device: the unsharded solver users get by default, the baseline of efficiency.
     solver = FDTDSolver(scenario(shape, steps * (repeats + 1)), chunk=steps,
                         devices=devices if devices > 1 else None)
-    state = solver.init_state()
-    t = time.perf_counter()
-    state, _, ok = solver.advance(state, 0, steps)
-    jax.block_until_ready(state)
-    compile_s = time.perf_counter() - t
-    times = []
-    for r in range(repeats):
-        t = time.perf_counter()
-        state, _, ok = solver.advance(state, (r + 1) * steps, steps)
-        jax.block_until_ready(state)
-        times.append(time.perf_counter() - t)
-    if not bool(ok):
-        raise FloatingPointError(f"{shape} on {devices} devices: fields not finite")
-    return {"s_per_step": statistics.median(times) / steps, "compile_s": compile_s}
+    s_per_step, compile_s, _ = time_chunks(solver, steps, repeats)
+    return {"s_per_step": s_per_step, "compile_s": compile_s}
 
 
 def _counts(limit: int) -> list[int]:
