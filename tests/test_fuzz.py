@@ -372,13 +372,6 @@ VALID_DOCS: dict[str, st.SearchStrategy[dict]] = {
 """Scenario kind -> strategy of small valid documents. Add new kinds here."""
 
 KNOWN_GAPS: dict[str, dict[str, str]] = {
-    "DGATD": {
-        "steps": "no upper bound on steps: 1e12 steps hang, 2**63 raise MemoryError",
-        "duration": "duration = 1.0 gives dt = NaN -> ValueError in the solver",
-        "edge_length": "tiny edge lengths build enormous meshes (MemoryError, ValueError) "
-                       "instead of a memory refusal before allocation",
-        "size": "see edge_length",
-    },
 }
 """Defects not yet fixed in a kind's model or solver (owner, message): damage touching
 these keys is skipped for that kind. Delete an entry when its fix lands."""

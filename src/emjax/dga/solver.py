@@ -27,6 +27,7 @@ from jax import lax
 from ..constants import eps0, mu0
 from ..errors import InstabilityError, RunInterrupted, SetupError
 from ..fdtd.checkpoint import load_checkpoint, save_checkpoint
+from ..fdtd.memory import refuse_if_too_large
 from ..fdtd.solver import (
     _chunk_plan,
     _default_chunk,
@@ -36,6 +37,7 @@ from ..fdtd.solver import (
     _StopFlag,
     environment,
 )
+from ..model.scenario import MAX_STEPS
 from . import step as kern
 from .complex import OTHERS, Complex, build, hexahedra, local_edge_index
 from .layout import (
@@ -87,7 +89,15 @@ def materials(sim, mesh: TetMesh):
     return eps * eps0, mu * mu0, sig
 
 
+DEVICE_BYTES_PER_TET = 400
+"""Rough device bytes per tetrahedron of a float32 run (fields, packed local matrices,
+indices; the benchmark counts 280): the refusal before meshing uses it."""
+
+
 def prepare(sim) -> DGASetup:
+    est = getattr(sim.mesh, "estimated_tets", lambda: 0.0)()
+    need = int(est * DEVICE_BYTES_PER_TET * (2 if sim.dtype == "float64" else 1))
+    refuse_if_too_large(sim.name, {"mesh and operators (estimate)": need, "total": need})
     mesh = make_mesh(sim)
     cx = build(mesh)
     eps, mu, sig = materials(sim, mesh)
@@ -101,6 +111,10 @@ def prepare(sim) -> DGASetup:
     rho = spectral_radius(K1, lay.spec, energy_arrays(ops, np.float64), ops.nu, lay.free(ops),
                           v0=v0)
     dt = stable_dt(rho, sim.safety)
+    if sim.steps is None and not sim.duration / dt <= MAX_STEPS:
+        raise SetupError(f"duration = {sim.duration:.6g} s is {sim.duration / dt:.3g} steps of "
+                         f"dt = {dt:.4g} s, more than {MAX_STEPS}; shorten the duration or "
+                         "coarsen the mesh")
     steps = sim.steps if sim.steps is not None else max(1, math.ceil(sim.duration / dt - 1e-9))
     return DGASetup(mesh=mesh, cx=cx, ops=ops, layout=lay, dt=dt, rho=rho, steps=steps,
                     dtype=dtype)

@@ -9,6 +9,7 @@ perfect electric conductor. The time step is ``safety`` times the stability limi
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
@@ -16,8 +17,22 @@ from pydantic import Field, model_validator
 from .base import EmModel, Vec3
 from .media import Medium
 from .monitors import EnergyMonitor, Probe
-from .scenario import _Scenario
+from .scenario import MAX_STEPS, _Scenario
 from .waveforms import Waveform
+
+TETS_PER_EDGE_CUBE = 12.0
+"""Tetrahedra per edge_length^3 of volume, rounded up from the meshers (Kuhn cubes of
+side edge / 1.26 give 12.0; gmsh and the ring mesher fewer): a bound for refusals."""
+MAX_TETS = 2**31 - 1
+"""Tetrahedra of one mesh (indices are int32)."""
+
+
+def _tets(volume: float, edge: float) -> float:
+    """TETS_PER_EDGE_CUBE * volume / edge^3 without overflow or underflow (inf if huge)."""
+    if volume == 0:
+        return 0.0
+    log = math.log(TETS_PER_EDGE_CUBE * volume) - 3 * math.log(edge)
+    return math.exp(log) if log < 700 else math.inf
 
 
 class CylinderMesh(EmModel):
@@ -31,6 +46,9 @@ class CylinderMesh(EmModel):
     mesher: Literal["structured", "gmsh"] = Field(
         "structured", description="Extruded ring-triangulated disk, or gmsh (optional package).")
 
+    def estimated_tets(self) -> float:
+        return _tets(math.pi * self.radius**2 * self.height, self.edge_length)
+
 
 class BoxMesh(EmModel):
     """A box with lower corner ``origin``: Kuhn-cut cubes or gmsh."""
@@ -41,6 +59,9 @@ class BoxMesh(EmModel):
                                 "(structured: cubes of side edge_length / 1.26).")
     origin: Vec3 = Field((0.0, 0.0, 0.0), description="Lower corner in m.")
     mesher: Literal["structured", "gmsh"] = Field("structured", description="Mesher.")
+
+    def estimated_tets(self) -> float:
+        return _tets(math.prod(self.size), self.edge_length)
 
     @model_validator(mode="after")
     def _positive(self):
@@ -57,6 +78,9 @@ class SphereMesh(EmModel):
     edge_length: float = Field(..., gt=0, description="Target mean edge length in m.")
     center: Vec3 = Field((0.0, 0.0, 0.0), description="Centre in m.")
     mesher: Literal["gmsh"] = Field("gmsh", description="Only gmsh meshes spheres.")
+
+    def estimated_tets(self) -> float:
+        return _tets(4 / 3 * math.pi * self.radius**3, self.edge_length)
 
 
 class MeshFile(EmModel):
@@ -124,7 +148,7 @@ class DGATD(_Scenario):
     snapshots: list[MeshSnapshot] = Field(default_factory=list, description="Field frames.")
     safety: float = Field(0.9, gt=0, lt=1, description="Fraction of the stable time step.")
     duration: float | None = Field(None, gt=0, description="Simulated time in s.")
-    steps: int | None = Field(None, ge=1, description="Number of time steps.")
+    steps: int | None = Field(None, ge=1, le=MAX_STEPS, description="Number of time steps.")
     dtype: Literal["float32", "float64"] = Field("float32", description="Field precision.")
     formulation: Literal["dense", "sparse"] = Field(
         "dense", description="Batched local matrices (custom) or global sparse (SpMV).")
@@ -141,6 +165,11 @@ class DGATD(_Scenario):
         problems = []
         if (self.duration is None) == (self.steps is None):
             problems.append("give exactly one of 'duration' (s) or 'steps'")
+        est = getattr(self.mesh, "estimated_tets", lambda: 0.0)()
+        if not est <= MAX_TETS:
+            problems.append(
+                f"mesh: edge_length = {self.mesh.edge_length:g} m makes about {est:.3g} "
+                f"tetrahedra, more than {MAX_TETS} (int32 indices); coarsen edge_length")
         tags = [r.tag for r in self.regions]
         dup = sorted({t for t in tags if tags.count(t) > 1})
         if dup:
