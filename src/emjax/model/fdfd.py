@@ -18,7 +18,7 @@ from ..constants import c0
 from .base import EmModel
 from .geometry import Voxels
 from .media import PEC, Medium
-from .scenario import Domain, Structure, _Scenario
+from .scenario import Domain, Structure, _GridScenario
 from .sources import PlaneWave
 
 
@@ -72,7 +72,7 @@ class FDFDSolver(EmModel):
         return self
 
 
-class FDFD3D(_Scenario):
+class FDFD3D(_GridScenario):
     """A 3D Yee FDFD scattering problem at one frequency (seed 000).
 
     The PML lies inside ``domain``; structures must stay out of it. Results hold the
@@ -162,14 +162,6 @@ class FDFD3D(_Scenario):
     def wavelength(self) -> float:
         """Free-space wavelength in m."""
         return c0 / self.frequency
-
-    @property
-    def media(self) -> list[Medium]:
-        out = [self.background]
-        for s in self.structures:
-            ms = s.geometry.media.values() if isinstance(s.geometry, Voxels) else [s.medium]
-            out.extend(m for m in ms if isinstance(m, Medium))
-        return out
 
     def cells_per_wavelength(self) -> list[tuple[str, float]]:
         """(medium label, cells per wavelength in it) for every medium, coarsest spacing."""

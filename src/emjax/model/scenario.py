@@ -156,7 +156,29 @@ class _Scenario(EmModel):
         return path
 
 
-class FDTD3D(_Scenario):
+class _GridScenario(_Scenario):
+    """What grid kinds (FDTD3D, FDTD2D, FDFD3D) share: a background and structures."""
+
+    @property
+    def media(self) -> list[Medium]:
+        out = [self.background]
+        for s in self.structures:
+            ms = s.geometry.media.values() if isinstance(s.geometry, Voxels) else [s.medium]
+            out.extend(m for m in ms if isinstance(m, Medium))
+        return out
+
+
+class _TimeDomain(_GridScenario):
+    """Grid kinds stepped in time: ``duration`` or ``steps`` and a ``dt`` property."""
+
+    @property
+    def num_steps(self) -> int:
+        if self.steps is not None:
+            return self.steps
+        return max(1, math.ceil(self.duration / self.dt - 1e-9))
+
+
+class FDTD3D(_TimeDomain):
     """A 3D Yee FDTD simulation (seed 001).
 
     Give ``duration`` (s) or ``steps``. The time step is ``courant`` times the 3D
@@ -207,14 +229,6 @@ class FDTD3D(_Scenario):
 
     # Derived quantities, computed once and passed down to the solver.
     @property
-    def media(self) -> list[Medium]:
-        out = [self.background]
-        for s in self.structures:
-            ms = s.geometry.media.values() if isinstance(s.geometry, Voxels) else [s.medium]
-            out.extend(m for m in ms if isinstance(m, Medium))
-        return out
-
-    @property
     def dt(self) -> float:
         """Time step in s."""
         dx, dy, dz = self.domain.spacing3
@@ -223,12 +237,6 @@ class FDTD3D(_Scenario):
             return self.courant / (vmax * math.sqrt(dx**-2 + dy**-2 + dz**-2))
         except (OverflowError, ZeroDivisionError):  # absurd spacing or media: the
             return math.nan  # validator refuses these with time_step_problems
-
-    @property
-    def num_steps(self) -> int:
-        if self.steps is not None:
-            return self.steps
-        return max(1, math.ceil(self.duration / self.dt - 1e-9))
 
     @property
     def faces(self):

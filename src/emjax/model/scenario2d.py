@@ -23,7 +23,7 @@ from .boundaries import CPML
 from .geometry import Box, Cylinder, Ellipsoid, Sphere, Voxels
 from .media import PEC, Medium
 from .monitors import DFTMonitor, EnergyMonitor, FieldSnapshot, Probe
-from .scenario import MAX_STEPS, Domain, Structure, _Scenario, time_step_problems
+from .scenario import MAX_STEPS, Domain, Structure, _TimeDomain, time_step_problems
 from .sources import PlaneWave
 from .waveforms import Waveform
 
@@ -245,7 +245,7 @@ class Domain2D(EmModel):
 
 
 # ----------------------------------------------------------------- scenario
-class FDTD2D(_Scenario):
+class FDTD2D(_TimeDomain):
     """A 2D Yee FDTD simulation on the plane z = 0 (seed 002), TMz or TEz.
 
     Give ``duration`` (s) or ``steps``. The time step is ``courant`` times the 2D
@@ -317,14 +317,6 @@ class FDTD2D(_Scenario):
         return list(m.components)
 
     @property
-    def media(self) -> list[Medium]:
-        out = [self.background]
-        for s in self.structures:
-            ms = s.geometry.media.values() if isinstance(s.geometry, Voxels) else [s.medium]
-            out.extend(m for m in ms if isinstance(m, Medium))
-        return out
-
-    @property
     def dt(self) -> float:
         """Time step in s."""
         dx, dy = self.domain.spacing2
@@ -333,12 +325,6 @@ class FDTD2D(_Scenario):
             return self.courant / (vmax * math.sqrt(dx**-2 + dy**-2))
         except (OverflowError, ZeroDivisionError):  # refused by time_step_problems
             return math.nan
-
-    @property
-    def num_steps(self) -> int:
-        if self.steps is not None:
-            return self.steps
-        return max(1, math.ceil(self.duration / self.dt - 1e-9))
 
     @property
     def cpml_strategy(self) -> str:
