@@ -25,13 +25,14 @@ import numpy as np
 from jax import lax
 
 from ..constants import eps0, mu0
-from ..errors import InstabilityError, RunInterrupted, SetupError
+from ..errors import InstabilityError, SetupError
 from ..fdtd.checkpoint import load_checkpoint, save_checkpoint
 from ..fdtd.memory import refuse_if_too_large
 from ..fdtd.solver import (
     _chunk_plan,
     _default_chunk,
     _from_leaves,
+    _interrupted,
     _leaves,
     _progress,
     _StopFlag,
@@ -332,11 +333,7 @@ class DGASolver:
                         part = Results(scenario=self.sim, monitors=self._collect(record, step),
                                        metadata={**self._metadata(step, 0, 0, 0),
                                                  "interrupted_at_step": step})
-                        raise RunInterrupted(
-                            f"run stopped by {stop.requested} at step {step} of {s.steps}; "
-                            f"checkpoint written to '{ckpt}'. Resume with "
-                            f"`emjax run --resume {ckpt}` or run(resume='{ckpt}')",
-                            results=part, checkpoint=ckpt, step=step)
+                        raise _interrupted(stop, step, s.steps, ckpt, part)
         finally:
             bar.close()
         wall = time.perf_counter() - t_start

@@ -246,11 +246,7 @@ class FDTDSolver:
                                           monitors=self._collect(state, record, step),
                                           metadata={**self._metadata(step, 0.0, 0.0, 0.0),
                                                     "interrupted_at_step": step})
-                        raise RunInterrupted(
-                            f"run stopped by {stop.requested} at step {step} of {s.steps}; "
-                            f"checkpoint written to '{ckpt}'. Resume with "
-                            f"`emjax run --resume {ckpt}` or run(resume='{ckpt}')",
-                            results=partial, checkpoint=ckpt, step=step)
+                        raise _interrupted(stop, step, s.steps, ckpt, partial)
         finally:
             bar.close()
         wall = time.perf_counter() - t_start
@@ -380,6 +376,15 @@ def _chunk_plan(start: int, steps: int, chunk: int, every: int | None) -> list[i
         out += _chunk_lengths(end - at, chunk)
         at = end
     return out
+
+
+def _interrupted(stop, step: int, total: int, ckpt, partial) -> RunInterrupted:
+    """The error a run raises when SIGINT/SIGTERM stopped it at a checkpoint, carrying
+    the partial results (every time-domain solver)."""
+    return RunInterrupted(
+        f"run stopped by {stop.requested} at step {step} of {total}; checkpoint written to "
+        f"'{ckpt}'. Resume with `emjax run --resume {ckpt}` or run(resume='{ckpt}')",
+        results=partial, checkpoint=ckpt, step=step)
 
 
 class _StopFlag:
