@@ -44,6 +44,7 @@ from .complex import OTHERS, Complex, build, hexahedra, local_edge_index
 from .layout import (
     VARIANTS,
     Layout,
+    auto_variant,
     energy_arrays,
     kernel_arrays,
     make_layout,
@@ -95,6 +96,10 @@ DEVICE_BYTES_PER_TET = 400
 indices; the benchmark counts 280): the refusal before meshing uses it."""
 
 
+def _variant(sim, num_tets: int) -> str:
+    return auto_variant(num_tets) if sim.variant == "auto" else sim.variant
+
+
 def prepare(sim) -> DGASetup:
     est = getattr(sim.mesh, "estimated_tets", lambda: 0.0)()
     need = int(est * DEVICE_BYTES_PER_TET * (2 if sim.dtype == "float64" else 1))
@@ -104,7 +109,7 @@ def prepare(sim) -> DGASetup:
     eps, mu, sig = materials(sim, mesh)
     ops = assemble(cx, eps, mu, sig)
     dtype = kern.np_dtype(sim.dtype)
-    lay = make_layout(ops, sim.variant)
+    lay = make_layout(ops, _variant(sim, mesh.num_tets))
     # float64 whatever the run's dtype: |K v| ~ rho ~ 1e20 1/s^2 overflows float32 norms
     K1 = jax.device_put(kernel_arrays(ops, lay, 1.0, np.float64, lossless=True))
     # the start vector drawn in the canonical order, so that every variant gets the same dt
@@ -436,7 +441,7 @@ def estimate(sim) -> dict[str, int]:
     nu = int(w.sum())
     mat = int((w.astype(np.int64) ** 2).sum())
     P = int(cx.tets_per_edge.max())
-    sym = VARIANTS[sim.variant]["sym"]
+    sym = VARIANTS[_variant(sim, nt)]["sym"]
     packed = int((w.astype(np.int64) * (w + 1) // 2).sum())
     out = {"fields": (nu + 4 * nt) * isz,
            "faraday": nt * ((10 if sym else 24) * isz + 48 + isz),

@@ -152,12 +152,13 @@ class DGATD(_Scenario):
     dtype: Literal["float32", "float64"] = Field("float32", description="Field precision.")
     formulation: Literal["dense", "sparse"] = Field(
         "dense", description="Batched local matrices (custom) or global sparse (SpMV).")
-    variant: Literal["tets-node-sym", "tets-node-sym-c", "tets-node-sym-d", "tets-node-sym-cd",
-                     "tets-node-sym-cdl", "tets-node-sym-ds", "tets-node-sym-cds",
-                     "tets-node-full", "rows-node-sym", "rows-slot-sym", "rows-slot"] = Field(
-        "tets-node-sym-d", description="Memory layout of the dense kernels (emjax.dga.layout): "
-        "f order (tets/rows), u order (node/slot), packed symmetric or full matrices; all give "
-        "the same fields to rounding.")
+    variant: Literal["auto", "tets-node-sym", "tets-node-sym-c", "tets-node-sym-d",
+                     "tets-node-sym-cd", "tets-node-sym-cdl", "tets-node-sym-ds",
+                     "tets-node-sym-cds", "tets-node-full", "rows-node-sym", "rows-slot-sym",
+                     "rows-slot"] = Field(
+        "auto", description="Memory layout of the dense kernels (emjax.dga.layout): f order "
+        "(tets/rows), u order (node/slot), packed symmetric or full matrices; all give the "
+        "same fields to rounding. 'auto' picks by mesh size (emjax.dga.layout.auto_variant).")
     renumber: bool = Field(True, description="Reverse Cuthill-McKee renumbering of the mesh.")
 
     @model_validator(mode="after")
