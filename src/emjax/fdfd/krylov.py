@@ -65,6 +65,23 @@ def _hist_dtype(rd):
     return jnp.float64 if jnp.dtype(rd) == jnp.complex128 else jnp.float32
 
 
+def _start(matvec, ops, b, x0, nrm2):
+    """(r = b - A x0, |b| (1 where b = 0), |r| / |b|) of every method's first state."""
+    r = b - matvec(ops, x0)
+    bn = jnp.sqrt(nrm2(b))
+    bn = jnp.where(bn > 0, bn, 1.0)
+    return r, bn, jnp.sqrt(nrm2(r)) / bn
+
+
+def _running(stop_at):
+    """The while_loop condition: still iterating and below ``stop_at`` iterations."""
+    def cond(c):
+        s, _ = c
+        return (s["flag"] == RUNNING) & (s["it"] < stop_at)
+
+    return cond
+
+
 @lru_cache(maxsize=32)
 def make_cocg(matvec, chunk: int, reduce_dtype=None, dir_dtype=None):
     """(init(ops, b, x0) -> state, step(ops, state, stop_at) -> (state, history)) for COCG.
@@ -83,10 +100,7 @@ def make_cocg(matvec, chunk: int, reduce_dtype=None, dir_dtype=None):
     def init(ops, b, x0, tol):
         rd = reduce_dtype or b.dtype
         dotu, _, nrm2 = _dots(rd)
-        r = b - matvec(ops, x0)
-        bn = jnp.sqrt(nrm2(b))
-        bn = jnp.where(bn > 0, bn, 1.0)
-        rn = jnp.sqrt(nrm2(r)) / bn
+        r, bn, rn = _start(matvec, ops, b, x0, nrm2)
         return dict(x=x0, r=r, p=jnp.zeros_like(r, dtype=dir_dtype or r.dtype), rho=dotu(r, r),
                     beta=jnp.zeros((), rd), bn=bn, tol=jnp.asarray(tol, _hist_dtype(rd)),
                     res=rn, it=jnp.int32(0),
@@ -98,9 +112,7 @@ def make_cocg(matvec, chunk: int, reduce_dtype=None, dir_dtype=None):
         hist0 = jnp.full((chunk,), jnp.nan, dtype=_hist_dtype(rd))
         it0 = state["it"]
 
-        def cond(c):
-            s, _ = c
-            return (s["flag"] == RUNNING) & (s["it"] < stop_at)
+        cond = _running(stop_at)
 
         def body(c):
             s, hist = c
@@ -143,11 +155,8 @@ def make_cocg_sr(matvec, chunk: int, reduce_dtype=None, dir_dtype=None):
     def init(ops, b, x0, tol):
         rd = reduce_dtype or b.dtype
         dotu, _, nrm2 = _dots(rd)
-        r = b - matvec(ops, x0)
+        r, bn, rn = _start(matvec, ops, b, x0, nrm2)
         w = matvec(ops, r)
-        bn = jnp.sqrt(nrm2(b))
-        bn = jnp.where(bn > 0, bn, 1.0)
-        rn = jnp.sqrt(nrm2(r)) / bn
         gamma, delta = dotu(r, r), dotu(r, w)
         alpha = gamma / jnp.where(delta == 0, 1.0, delta)
         z = jnp.zeros_like(r)
@@ -163,9 +172,7 @@ def make_cocg_sr(matvec, chunk: int, reduce_dtype=None, dir_dtype=None):
         hist0 = jnp.full((chunk,), jnp.nan, dtype=_hist_dtype(rd))
         it0 = state["it"]
 
-        def cond(c):
-            s, _ = c
-            return (s["flag"] == RUNNING) & (s["it"] < stop_at)
+        cond = _running(stop_at)
 
         def body(c):
             s, hist = c
@@ -202,10 +209,7 @@ def make_bicgstab(matvec, chunk: int, reduce_dtype=None, dir_dtype=None):
     def init(ops, b, x0, tol):
         rd = reduce_dtype or b.dtype
         nrm2 = _dots(rd)[2]
-        r = b - matvec(ops, x0)
-        bn = jnp.sqrt(nrm2(b))
-        bn = jnp.where(bn > 0, bn, 1.0)
-        rn = jnp.sqrt(nrm2(r)) / bn
+        r, bn, rn = _start(matvec, ops, b, x0, nrm2)
         one = jnp.ones((), rd)
         return dict(x=x0, r=r, rh=r, p=jnp.zeros_like(r), v=jnp.zeros_like(r), rho=one,
                     alpha=one, omega=one, bn=bn, tol=jnp.asarray(tol, _hist_dtype(rd)), res=rn,
@@ -218,9 +222,7 @@ def make_bicgstab(matvec, chunk: int, reduce_dtype=None, dir_dtype=None):
         hist0 = jnp.full((chunk,), jnp.nan, dtype=_hist_dtype(rd))
         it0 = state["it"]
 
-        def cond(c):
-            s, _ = c
-            return (s["flag"] == RUNNING) & (s["it"] < stop_at)
+        cond = _running(stop_at)
 
         def body(c):
             s, hist = c
