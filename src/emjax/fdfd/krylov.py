@@ -101,8 +101,9 @@ def make_cocg(matvec, chunk: int, reduce_dtype=None, dir_dtype=None):
         rd = reduce_dtype or b.dtype
         dotu, _, nrm2 = _dots(rd)
         r, bn, rn = _start(matvec, ops, b, x0, nrm2)
+        # p starts at zero, so the first beta (rho / rho_prev) multiplies nothing
         return dict(x=x0, r=r, p=jnp.zeros_like(r, dtype=dir_dtype or r.dtype), rho=dotu(r, r),
-                    beta=jnp.zeros((), rd), bn=bn, tol=jnp.asarray(tol, _hist_dtype(rd)),
+                    rho_prev=jnp.ones((), rd), bn=bn, tol=jnp.asarray(tol, _hist_dtype(rd)),
                     res=rn, it=jnp.int32(0),
                     flag=jnp.where(rn <= tol, CONVERGED, RUNNING).astype(jnp.int32))
 
@@ -115,25 +116,28 @@ def make_cocg(matvec, chunk: int, reduce_dtype=None, dir_dtype=None):
         cond = _running(stop_at)
 
         def body(c):
+            # The scalars (beta, alpha) are formed where they are used, from the carried
+            # reductions, and breakdown zeroes alpha rather than selecting whole vectors:
+            # XLA then folds them into the vector kernels instead of running a tiny
+            # kernel for each (Nsight Compute on an H100; BENCHMARKS.md).
             s, hist = c
             xdt, pdt = s["x"].dtype, s["p"].dtype
-            p = (s["r"] + s["beta"].astype(xdt) * s["p"]).astype(pdt)
+            rho0 = s["rho"]
+            beta = rho0 / jnp.where(s["rho_prev"] == 0, 1.0, s["rho_prev"])
+            p = (s["r"] + beta.astype(xdt) * s["p"]).astype(pdt)
             q = matvec(ops, p)
             mu = dotu(p, q)
-            bad = (jnp.abs(mu) <= 1e-30 * jnp.maximum(jnp.abs(s["rho"]), 1e-300)) | (
-                s["rho"] == 0)
-            alpha = s["rho"] / jnp.where(bad, 1.0, mu)
-            x = s["x"] + alpha.astype(xdt) * p.astype(xdt)
-            r = s["r"] - alpha.astype(xdt) * q.astype(xdt)
+            bad = (jnp.abs(mu) <= 1e-30 * jnp.maximum(jnp.abs(rho0), 1e-300)) | (rho0 == 0)
+            alpha = jnp.where(bad, 0, rho0 / jnp.where(bad, 1.0, mu)).astype(xdt)
+            x = s["x"] + alpha * p.astype(xdt)
+            r = s["r"] - alpha * q.astype(xdt)  # unchanged on breakdown, and so is rn
             rho = dotu(r, r)
             rn = jnp.sqrt(nrm2(r)) / s["bn"]
-            beta = rho / jnp.where(s["rho"] == 0, 1.0, s["rho"])
             flag = jnp.where(bad, BREAKDOWN,
                              jnp.where(rn <= s["tol"], CONVERGED, RUNNING)).astype(jnp.int32)
             hist = hist.at[s["it"] - it0].set(rn.astype(hist.dtype))
-            ns = dict(x=jnp.where(bad, s["x"], x), r=jnp.where(bad, s["r"], r), p=p,
-                      rho=rho, beta=beta, bn=s["bn"], tol=s["tol"],
-                      res=jnp.where(bad, s["res"], rn), it=s["it"] + 1, flag=flag)
+            ns = dict(x=x, r=r, p=p, rho=rho, rho_prev=rho0, bn=s["bn"], tol=s["tol"],
+                      res=rn, it=s["it"] + 1, flag=flag)
             return ns, hist
 
         return lax.while_loop(cond, body, (state, hist0))

@@ -100,6 +100,8 @@ def prepare(sim, *, storage: str | None = None, precision: str | None = None,
         cas = ops
     del ce, we, ch
     ops["ssqrt"] = ssqrt
+    if storage == "separable":
+        ops.update(operator.wall_lines(ops, st.grid.shape))
     if cas is not None:
         cas["ssqrt"] = ssqrt
     b, e_inc, h_inc = incident.rhs(st.grid, st.eps, st.mu, sim.incident, st.omega,
