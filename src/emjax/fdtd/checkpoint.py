@@ -6,6 +6,11 @@ far), the step reached, the scenario as JSON and the versions. It is written to 
 temporary file in the same folder and renamed over the target, so a kill during a
 write leaves the previous checkpoint intact. Resuming restores the state bit for bit,
 so N steps + resume + N steps equals 2N steps exactly.
+
+Arrays stored with z padding (``grid.yee``: the inert zeros beyond the upper z wall)
+are written cropped to the physical shape and padded with zeros again on loading, so
+a checkpoint does not depend on the alignment of the device that wrote it (a GPU run
+resumes on a CPU and back).
 """
 
 from __future__ import annotations
@@ -23,6 +28,20 @@ FORMAT = "emjax-checkpoint"
 VERSION = 1
 
 
+def _z_padding(solver) -> tuple[int, int]:
+    """(stored z size, padding) of a run whose 3D arrays carry z padding, else (0, 0)."""
+    grid = getattr(getattr(solver, "setup", None), "grid", None)
+    pad = int(getattr(grid, "pad_z", 0) or 0)
+    return (int(grid.shape[2]), pad) if pad else (0, 0)
+
+
+def _padded(shape, stored_z: int) -> bool:
+    """Whether a state array of ``shape`` spans the padded z axis: the fields and the
+    psi of the x and y slabs. (A z slab stops at the wall, short of ``stored_z``;
+    accumulators and snapshot buffers are 4D.)"""
+    return bool(stored_z) and len(shape) == 3 and shape[2] == stored_z
+
+
 def save_checkpoint(solver, path: str | Path, step: int, state: dict, record: dict) -> Path:
     """Write ``state`` and ``record`` after ``step`` steps to ``path`` atomically."""
     import h5py
@@ -34,6 +53,9 @@ def save_checkpoint(solver, path: str | Path, step: int, state: dict, record: di
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     state_leaves = jax.device_get(jax.tree_util.tree_leaves(state))
+    stored_z, pad = _z_padding(solver)
+    state_leaves = [a[:, :, :stored_z - pad] if _padded(np.shape(a), stored_z) else a
+                    for a in state_leaves]
     record_leaves = jax.tree_util.tree_leaves(record)
     try:
         with h5py.File(tmp, "w") as f:
@@ -79,6 +101,7 @@ def load_checkpoint(solver, path: str | Path) -> tuple[int, dict, dict]:
         step = int(f.attrs["step"])
         template_state = jax.eval_shape(solver.init_state)
         template_record = solver.empty_record()
+        stored_z, pad = _z_padding(solver)
         out = []
         for group, template in (("state", template_state), ("record", template_record)):
             leaves, treedef = jax.tree_util.tree_flatten(template)
@@ -89,10 +112,14 @@ def load_checkpoint(solver, path: str | Path) -> tuple[int, dict, dict]:
             arrays = []
             for i, t in enumerate(leaves):
                 a = g[f"{i:05d}"][()]
-                if a.dtype != t.dtype or (group == "state" and a.shape != t.shape):
+                padded = group == "state" and _padded(t.shape, stored_z)
+                want = (*t.shape[:2], stored_z - pad) if padded else t.shape
+                if a.dtype != t.dtype or (group == "state" and a.shape != want):
                     raise CheckpointError(
                         f"checkpoint '{path}': {group} array {i} is {a.dtype}{a.shape}, "
-                        f"expected {t.dtype}{t.shape}")
+                        f"expected {t.dtype}{want}")
+                if padded:  # the inert z padding is zero (grid.yee)
+                    a = np.pad(a, ((0, 0), (0, 0), (0, pad)))
                 arrays.append(a)
             out.append(jax.tree_util.tree_unflatten(treedef, arrays))
     state = jax.device_put(out[0])

@@ -7,8 +7,8 @@ their curl that differentiate along ``a``) and likewise for H (Roden and Gedney
 2000; Taflove and Hagness 2005, sec. 7.9).
 
 Array entries [start, start + length) along ``axis`` form the slab; every other
-axis spans the whole grid, so slabs of different axes overlap in edges and corners,
-each adding its own psi there.
+axis spans the whole stored grid (z padding included), so slabs of different axes
+overlap in edges and corners, each adding its own psi there.
 """
 
 from __future__ import annotations
@@ -65,7 +65,12 @@ correction adds nothing), so alignment changes layout, never results."""
 
 
 def build_slabs(shape: tuple[int, int, int], pml_cells) -> tuple[Slab, ...]:
-    """Slabs for ((x_lo, x_hi), (y_lo, y_hi), (z_lo, z_hi)) CPML thicknesses in cells."""
+    """Slabs for ((x_lo, x_hi), (y_lo, y_hi), (z_lo, z_hi)) CPML thicknesses in cells.
+
+    shape: the physical array shape (``YeeGrid.nodes``), so that a high slab ends at
+    the wall even where the stored arrays carry z padding beyond it (the padding's
+    zero E then plays the wall's implicit zero in the slab's forward differences).
+    """
     slabs = []
     for a in range(3):
         for side, t in zip(("low", "high"), pml_cells[a], strict=True):

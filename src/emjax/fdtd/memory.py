@@ -1,8 +1,9 @@
 """Device memory a 3D FDTD run needs, from the scenario alone (no allocation).
 
-The estimate counts what lives on the device during a run: the six field arrays,
-the update coefficients (uint8/uint16 material indices for CIS, for E and for H only
-where their media differ; two arrays per component for CAS), psi on the CPML slabs,
+The estimate counts what lives on the device during a run: the six field arrays (of
+the stored shape, z padding included: ``grid.yee``), the update coefficients
+(uint8/uint16 material indices for CIS, for E and for H only where their media
+differ; two arrays per component for CAS), psi on the CPML slabs,
 DFT accumulators, per-chunk snapshot buffers and probe outputs, energy weights, and
 XLA's working space, which measured (H100, 256^3 and 512^3) at half the psi bytes:
 the fields update in place, the psi of one update is double-buffered. The estimate
@@ -27,13 +28,24 @@ def _region_size(sim, m) -> int:
     return math.prod(max(1, math.floor(s / dx + 1e-9) + 1) for s, dx in zip(m.size, d, strict=True))
 
 
-def estimate(sim, chunk: int | None = None) -> dict[str, int]:
-    """Bytes on the device by item, and their ``total``."""
+def _stored_shape(sim, align: int | None) -> list[int]:
+    """The stored array shape: cells, the PMC wall node, and the z padding
+    (``setup.z_padding``; ``align`` as there)."""
+    from .setup import z_padding
+
+    shape = [n + int(isinstance(hi, PMC)) for n, (_, hi) in zip(sim.domain.cells, sim.faces,
+                                                                  strict=True)]
+    shape[2] += z_padding(sim.faces, sim.domain.cells[2], align)
+    return shape
+
+
+def estimate(sim, chunk: int | None = None, align: int | None = None) -> dict[str, int]:
+    """Bytes on the device by item, and their ``total``; ``align``: the z alignment of
+    the stored arrays (None: the backend's, ``setup.align_z``)."""
     from .solver import _default_chunk
 
     item = np.dtype(sim.dtype).itemsize
-    shape = [n + int(isinstance(hi, PMC)) for n, (_, hi) in zip(sim.domain.cells, sim.faces,
-                                                                  strict=True)]
+    shape = _stored_shape(sim, align)
     N = math.prod(shape)
     chunk = chunk or _default_chunk(sim.num_steps)
     out: dict[str, int] = {"fields": 6 * N * item}
@@ -169,10 +181,10 @@ def estimate_per_device(sim, devices: int, axis: str | int = "x",
     """
     a = "xyz".index(axis) if isinstance(axis, str) else int(axis)
     n = max(1, int(devices))
-    whole = estimate(sim, chunk)
+    align = 1 if a == 2 else None  # the solver does not pad a z split (fdtd/solver.py)
+    whole = estimate(sim, chunk, align)
     item = np.dtype(sim.dtype).itemsize
-    shape = [c + int(isinstance(hi, PMC)) for c, (_, hi) in zip(sim.domain.cells, sim.faces,
-                                                              strict=True)]
+    shape = _stored_shape(sim, align)
     N = math.prod(shape)
     out = {k: v for k, v in whole.items() if k != "total"}
     out["fields"] = whole["fields"] // n

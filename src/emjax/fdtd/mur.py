@@ -2,7 +2,7 @@
 
 Seed 001 quotes its GPU speed with this boundary as the reference the CPML variants
 are judged against. On a face normal to axis ``a``, each tangential E component on the
-boundary plane (index 0, or the last stored index on the upper face) follows the
+boundary plane (index 0, or the last physical index on the upper face) follows the
 one-way wave equation discretised as (Taflove and Hagness 2005, eq. 6.35)
 
     E_0^{n+1} = E_1^n + (c dt - d_a) / (c dt + d_a) (E_1^{n+1} - E_0^n)
@@ -10,8 +10,9 @@ one-way wave equation discretised as (Taflove and Hagness 2005, eq. 6.35)
 with c the wave speed of the medium at the face and E_1 the first interior plane.
 Everything it needs is in E^n and E^{n+1}, so the boundary holds no state of its
 own (a checkpoint of E is a checkpoint of the boundary). The upper face sits on the
-last stored plane; the half cell beyond it is dead: the update zeroes the tangential
-H there (``update3d``), so nothing beyond the Mur plane carries energy. At normal
+last physical plane (``nodes``: arrays padded along z carry inert zeros beyond it);
+the half cell beyond it is dead: the update zeroes the tangential H there
+(``update3d``), so nothing beyond the Mur plane carries energy. At normal
 incidence the reflection is the discrete one of the scheme, -50 dB at 30 cells per
 wavelength and -38 dB at 12 (tests/test_mur.py); a dipole's wave 4 cells from the
 walls came back at -24 dB, against -64 dB for a 6-cell CPML: it is a speed
@@ -61,18 +62,19 @@ def _iota(shape, axis: int):
     return lax.broadcasted_iota(jnp.int32, shape, axis)
 
 
-def mur_planes(F_old, F_new, comp: int, faces: tuple[MurFace, ...]) -> list:
+def mur_planes(F_old, F_new, comp: int, faces: tuple[MurFace, ...], nodes=None) -> list:
     """Mur values of component ``comp`` on each face it is tangential to.
 
-    F_old, F_new: the component at steps n and n+1 (before any Mur face), V/m.
-    Returns [(axis, boundary index, plane)], the plane of size 1 along ``axis``, in
-    face order; each face's interior plane holds the earlier faces' values.
+    F_old, F_new: the component at steps n and n+1 (before any Mur face), V/m;
+    nodes: the physical shape (None: the arrays' own shape). Returns [(axis,
+    boundary index, plane)], the plane of size 1 along ``axis``, in face order;
+    each face's interior plane holds the earlier faces' values.
     """
     out: list = []
     for axis, side, k in faces:
         if axis == comp:  # the normal component is not touched
             continue
-        b, i = planes_index(F_new.shape[axis], side)
+        b, i = planes_index((nodes or F_new.shape)[axis], side)
         inner = _plane(F_new, axis, i)
         for ax2, b2, v2 in out:
             if ax2 == axis:  # the opposite face: its plane never crosses this one (n >= 3)
@@ -89,13 +91,13 @@ def put_planes(F, planes: list):
     return F
 
 
-def mur_in_place(F_old, F_new, comp: int, faces: tuple[MurFace, ...]):
+def mur_in_place(F_old, F_new, comp: int, faces: tuple[MurFace, ...], nodes=None):
     """F_new with the Mur planes of ``comp`` written face by face with
     ``dynamic_update_slice`` (same values as :func:`mur_planes`)."""
     for axis, side, k in faces:
         if axis == comp:
             continue
-        b, i = planes_index(F_new.shape[axis], side)
+        b, i = planes_index((nodes or F_new.shape)[axis], side)
         value = _plane(F_old, axis, i) + k * (_plane(F_new, axis, i) - _plane(F_old, axis, b))
         start = [0, 0, 0]
         start[axis] = b

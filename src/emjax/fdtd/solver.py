@@ -65,7 +65,10 @@ class FDTDSolver:
             check_fits(sim, self.chunk)
         elif check_memory:
             check_fits_per_device(sim, self.chunk, devices, shard_axis)
-        self.setup: FDTDSetup = prepare(sim)
+        # Split along z, the padding could break the even split the user chose; the
+        # shards' own z extent decides their alignment there anyway.
+        along_z = devices is not None and shard_axis in ("z", 2)
+        self.setup: FDTDSetup = prepare(sim, align=1 if along_z else None)
         self.sim = sim
         if devices is not None:  # --- sharding hook (emjax.parallel, issue #7) ---
             from ..parallel import placement
@@ -262,7 +265,7 @@ class FDTDSolver:
         s = self.setup
         return {
             "solver": "FDTD3D", "dt": s.dt, "steps": steps, "cells": list(s.grid.cells),
-            "shape": list(s.grid.shape), "spacing": list(s.grid.spacing),
+            "shape": list(s.grid.nodes), "spacing": list(s.grid.spacing),
             "lower": list(s.grid.lower), "dtype": str(s.dtype), "storage": self.sim.storage,
             "cpml_strategy": self.sim.cpml_strategy, "wall_time_s": wall,
             "compile_time_s": compile_s, "cells_per_s": rate,

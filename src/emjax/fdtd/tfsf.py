@@ -79,7 +79,8 @@ def build(shape, spacing, lower, lo, hi, k_hat, e_hat, h_hat, dt: float, f_ref: 
           *, eps_r: float = 1.0, mu_r: float = 1.0, dtype=np.float32) -> TFSF:
     """The TF/SF corrections of a box with E-node corners ``lo``, ``hi`` (indices).
 
-    shape: field array shape; spacing, lower: (dx, dy, dz) and the grid's lower
+    shape: the physical field array shape (``YeeGrid.nodes``, without z padding);
+    spacing, lower: (dx, dy, dz) and the grid's lower
     corner in m; k_hat, e_hat, h_hat: unit propagation, E and H directions; dt: time
     step in s; f_ref: the dispersion-match frequency in Hz; eps_r, mu_r: the medium
     on the box surface. Requires 1 <= lo and hi <= shape - 2 on every axis.

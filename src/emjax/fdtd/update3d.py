@@ -1,7 +1,8 @@
 """Pure, jittable 3D Yee updates with CPML slabs, sources and masks.
 
-Fields are tuples of three arrays (x, y, z components), each of the grid's shape,
-placed as ``emjax.grid.yee`` describes. One time step is
+Fields are tuples of three arrays (x, y, z components), each of the grid's stored
+shape, placed as ``emjax.grid.yee`` describes (``Layout.pad_z`` inert entries beyond
+the upper z wall, held at zero by the E update). One time step is
 
     H^{n+1/2} = da H^{n-1/2} - db (curl E^n + CPML terms)
     E^{n+1}   = ca E^n + cb (curl H^{n+1/2} + CPML terms) - cb J^{n+1/2}
@@ -45,7 +46,8 @@ class Layout:
     pmc_low/pmc_high: per axis, PMC on that face (high implies an extended axis);
     pec_low: per axis, tangential E on the low face forced to zero (PEC or CPML);
     strategy: "combined" or "per_face"; mur: first-order Mur faces as (axis, side,
-    coefficient), side 0 low and 1 high (see :mod:`emjax.fdtd.mur`).
+    coefficient), side 0 low and 1 high (see :mod:`emjax.fdtd.mur`); pad_z: stored
+    entries beyond the upper z wall (``shape`` includes them; E is zero there).
     """
 
     shape: tuple[int, int, int]
@@ -56,6 +58,16 @@ class Layout:
     pec_low: tuple[bool, bool, bool] = (False, False, False)
     strategy: str = "combined"
     mur: tuple[MurFace, ...] = ()
+    pad_z: int = 0
+
+    def __post_init__(self):
+        if self.pad_z and self.pmc_high[2]:  # the image terms read the last stored entry
+            raise ValueError("Layout: pad_z must be 0 with PMC on the upper z face")
+
+    @property
+    def nodes(self) -> tuple[int, int, int]:
+        """The physical shape: ``shape`` without the z padding."""
+        return (self.shape[0], self.shape[1], self.shape[2] - self.pad_z)
 
     @property
     def mur_high(self) -> tuple[bool, bool, bool]:
@@ -145,15 +157,24 @@ def _mask_low(F, axes):
     return jnp.where(keep, F, 0)
 
 
-def _mask_high(F, axes):
-    """Zero the unused last entry along each extended axis in ``axes``."""
+def _mask_high(F, axes, nodes):
+    """Zero the last physical entry (index ``nodes[a] - 1``) along each axis in ``axes``:
+    the unused entry of an extended axis, or the dead half cell beyond a Mur plane."""
     if not axes:
         return F
     keep = None
     for a in axes:
-        k = _iota(F.shape, a) != F.shape[a] - 1
+        k = _iota(F.shape, a) != nodes[a] - 1
         keep = k if keep is None else keep & k
     return jnp.where(keep, F, 0)
+
+
+def _mask_padding(F, lay: Layout):
+    """Zero the z padding of an E component: the wall plane's tangential E (the
+    unpadded array's implicit zero beyond its end) and everything beyond it."""
+    if not lay.pad_z:
+        return F
+    return jnp.where(_iota(F.shape, 2) < lay.nodes[2], F, 0)
 
 
 def _pad_patch(x, start, shape):
@@ -245,18 +266,21 @@ def _update(F, G, coeffs, pml, psi, lay: Layout, *, electric: bool, extra=None):
                 out = out.at[sl].add(sign * b_slab * corr)
         if electric:
             out = _mask_low(out, [a_ for a_ in range(3) if a_ != comp and lay.pec_low[a_]])
-            out = _mask_high(out, [comp] if lay.pmc_high[comp] else [])
+            out = _mask_high(out, [comp] if lay.pmc_high[comp] else [], lay.nodes)
+            # All three components: the normal Ez there lies beyond the wall.
+            out = _mask_padding(out, lay)
         else:
             # Beyond an upper Mur plane the half cell is dead: its tangential H is zero.
+            # (H in the z padding needs no mask: it only ever sees zero E.)
             dead = [a_ for a_ in range(3)
                     if a_ != comp and (lay.pmc_high[a_] or lay.mur_high[a_])]
-            out = _mask_high(out, dead)
+            out = _mask_high(out, dead, lay.nodes)
         if extra is not None and not _fold_tfsf():
             out = _add_patches(out, extra[comp], coeffs, comp, sign)
         if electric and lay.mur and not _fold_mur():
-            out = mur_in_place(F[comp], out, comp, lay.mur)
+            out = mur_in_place(F[comp], out, comp, lay.mur, lay.nodes)
         elif electric and lay.mur:
-            planes = mur_planes(F[comp], out, comp, lay.mur)
+            planes = mur_planes(F[comp], out, comp, lay.mur, lay.nodes)
             if planes:
                 # Materialise the planes (plane-sized) so that XLA writes them inside
                 # the one fused update instead of recomputing them per element.

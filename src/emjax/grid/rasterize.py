@@ -57,6 +57,9 @@ def rasterize(grid: YeeGrid, background, structures) -> MaterialMap:
 
     index = {}
     for comp in COMPONENTS:
+        # The stored shape: entries beyond the physical ones (the z padding, the unused
+        # last entry of an extended axis) keep the background, which is harmless
+        # because the update holds the fields there at zero.
         idx = np.zeros(grid.shape, dtype=dtype)
         x, y, z = grid.coords(comp)
         for geom, target in plans:

@@ -11,6 +11,14 @@ with the half-cell offsets ``OFFSETS[comp]``: E on cell edges, H on cell faces
 upper face is PMC, where the arrays carry one more node (``extended``) so that the
 wall's tangential E exists, and the components staggered along that axis keep an
 unused last entry.
+
+The stored z size may exceed the physical one by ``pad_z`` trailing entries (the
+FDTD solver rounds it up to a multiple of ``fdtd.setup.ALIGN_Z`` so that the
+x-neighbour offset ny*nz keeps vector loads aligned on GPUs). Those entries lie
+beyond the upper z wall: the E update holds all three E components there at zero
+(the first of them is the wall's implicit zero made explicit), so the H there stays
+zero too and the padded run equals the unpadded one. ``shape`` is the stored shape,
+``nodes`` the physical one that every user-visible index refers to.
 """
 
 from __future__ import annotations
@@ -44,18 +52,30 @@ class YeeGrid:
     """A uniform Yee grid.
 
     cells: physical cells (nx, ny, nz); spacing: (dx, dy, dz) in m; lower: lower
-    corner in m; extended: per axis, whether arrays carry the upper-wall node (PMC).
+    corner in m; extended: per axis, whether arrays carry the upper-wall node (PMC);
+    pad_z: inert storage entries beyond the upper z wall (never with an extended z).
     """
 
     cells: tuple[int, int, int]
     spacing: tuple[float, float, float]
     lower: tuple[float, float, float]
     extended: tuple[bool, bool, bool] = (False, False, False)
+    pad_z: int = 0
+
+    def __post_init__(self):
+        if self.pad_z < 0 or (self.pad_z and self.extended[2]):
+            raise ValueError(f"pad_z = {self.pad_z}: must be >= 0, and 0 on an extended z axis")
+
+    @property
+    def nodes(self) -> tuple[int, int, int]:
+        """Physical array shape: the cells, plus the wall node along extended axes."""
+        return tuple(n + int(e) for n, e in zip(self.cells, self.extended, strict=True))
 
     @property
     def shape(self) -> tuple[int, int, int]:
-        """Array shape of every component."""
-        return tuple(n + int(e) for n, e in zip(self.cells, self.extended, strict=True))
+        """Stored array shape of every component (``nodes`` plus ``pad_z`` along z)."""
+        nx, ny, nz = self.nodes
+        return (nx, ny, nz + self.pad_z)
 
     @property
     def num_cells(self) -> int:
@@ -67,7 +87,7 @@ class YeeGrid:
 
     def valid_count(self, comp: str, axis: int) -> int:
         """Entries of ``comp`` along ``axis`` that are real unknowns (not the unused last)."""
-        n = self.shape[axis]
+        n = self.nodes[axis]
         staggered = OFFSETS[comp][axis] == 0.5
         return n - 1 if (staggered and self.extended[axis]) else n
 

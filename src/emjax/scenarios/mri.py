@@ -344,7 +344,7 @@ def power_balance(spacing: float = 4e-3, shape: tuple[int, int, int] | None = No
     absorbed = yee_absorbed_power(md, edge_conductivity(sim), sim.domain.lower, d, lo, hi)
     radiated = box_flux(md, lo, hi, d)
     return {"accepted": accepted, "absorbed": absorbed, "radiated": radiated,
-            "accepted_unstaggered": unstaggered, "shape": list(s.grid.shape), "steps": s.steps}
+            "accepted_unstaggered": unstaggered, "shape": list(s.grid.nodes), "steps": s.steps}
 
 
 def tissue_maps(sim: FDTD3D, axes: tuple[np.ndarray, np.ndarray, np.ndarray]

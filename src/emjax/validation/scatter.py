@@ -110,7 +110,8 @@ def measure_leakage(sim: FDTD3D, chunk: int = 25) -> float:
     tf = tf_masks(shape, box.lo, box.hi)
     inner = np.zeros(shape, bool)
     (xl, xh), (yl, yh), (zl, zh) = sim.pml_cells()
-    inner[xl + 1:shape[0] - xh - 1, yl + 1:shape[1] - yh - 1, zl + 1:shape[2] - zh - 1] = True
+    nodes = s.grid.nodes  # physical; shape carries the accelerator's z padding
+    inner[xl + 1:nodes[0] - xh - 1, yl + 1:nodes[1] - yh - 1, zl + 1:nodes[2] - zh - 1] = True
     state, step = solver.init_state(), 0
     peak_tf = peak_sf = 0.0
     while step < s.steps:
