@@ -45,6 +45,28 @@ fixes how the kernels of :mod:`emjax.dga.step` see them:
   per tet), and the ``direct`` edge sums gather f by (tet, face) instead of from a
   flattened f (a second consumer of the Faraday result, which split its fusion).
 
+* ``gterm`` (packed matrices per node): the Ampere node product gathers the signed edge
+  sums once per term, at the rolled slot, ``x[v, (i + s) mod w] = sign G[|gidx|]``,
+  instead of gathering x once and rolling it: every gather has one consumer, so nothing
+  pushes XLA to write x out (on the H100 it wrote x of the w = 14 bucket, 8 B per half
+  edge and a kernel of its own) and each bucket's product can be one loop fusion. The
+  rolled indices are static slices ``gidx[:, s:s + w]`` of a doubled table (nv, 2 w - 1):
+  XLA:CPU writes out a rolled index built in the kernel (concatenate or pad of slices,
+  one (nv, w) int32 array per shift) instead of fusing it into the gather, while a slice
+  of a parameter fuses. Costs 4 (w - 1) B per node more index reads. With ``groll`` the
+  table stays (nv, w) and the kernel rolls it (``jnp.roll`` as slices + concatenate):
+  no extra bytes if the GPU fuses the concatenate into the gathers (XLA:GPU counts
+  concatenate as loop-fusible; XLA:CPU does not fuse it).
+* ``inplace``: each bucket's new u is written into u by a dynamic-update-slice (read
+  by a dynamic slice at the same runtime offset, ``K["uoff"]``) instead of a
+  concatenate of the buckets' results: one in-place kernel per bucket, no kernel
+  holding every bucket's code.
+* ``uadd``: the new u is ``u + concatenate(du per bucket)``: u itself is read only by
+  an elementwise add of its own shape, so XLA may write the result over u (in a loop,
+  where u is the carried state) instead of into a new array copied back into the loop's
+  buffer afterwards (XLA:CPU copies u after the concatenate of the default, 8 B per
+  half edge). Lossy buckets add ``P ub - ub + du``, which reads u through a slice again.
+
 ``"rows-slot"`` keeps the first version's kernels verbatim (reference for the others).
 
 Default ``"tets-node-sym-d"``: packed matrices and no t6 pass give the least traffic
@@ -71,6 +93,14 @@ VARIANTS: dict[str, dict] = {
     "tets-node-sym": {"f_order": "tets", "u_order": "node", "sym": True},
     "tets-node-sym-c": {"f_order": "tets", "u_order": "node", "sym": True, "compact": True},
     "tets-node-sym-d": {"f_order": "tets", "u_order": "node", "sym": True, "direct": True},
+    "tets-node-sym-g": {"f_order": "tets", "u_order": "node", "sym": True, "direct": True,
+                        "gterm": True},
+    "tets-node-sym-gu": {"f_order": "tets", "u_order": "node", "sym": True, "direct": True,
+                         "gterm": True, "inplace": True},
+    "tets-node-sym-ga": {"f_order": "tets", "u_order": "node", "sym": True, "direct": True,
+                         "gterm": True, "uadd": True},
+    "tets-node-sym-gra": {"f_order": "tets", "u_order": "node", "sym": True, "direct": True,
+                          "gterm": True, "groll": True, "uadd": True},
     "tets-node-sym-cd": {"f_order": "tets", "u_order": "node", "sym": True, "compact": True,
                          "direct": True},
     "tets-node-sym-cdl": {"f_order": "tets", "u_order": "node", "sym": True, "compact": True,
@@ -118,6 +148,10 @@ class Spec:
     direct: bool = False
     shared: bool = False
     lean: bool = False
+    gterm: bool = False
+    groll: bool = False
+    inplace: bool = False
+    uadd: bool = False
 
     @property
     def f_shape(self) -> tuple[int, int]:
@@ -187,6 +221,9 @@ def make_layout(ops: Operators, variant: str = DEFAULT_VARIANT) -> Layout:
     if v.get("shared") and not (v["sym"] and v["u_order"] == "node"):
         raise SetupError(f"kernel variant '{variant}': shared matrices need packed ones "
                          "matrices in node order")
+    if v.get("gterm") and (not v["sym"] or v.get("shared") or v["u_order"] != "node"):
+        raise SetupError(f"kernel variant '{variant}': per-term gathers need packed "
+                         "matrices stored per node (not shared), in node order")
     nt = ops.cx.num_tets
     u_perm = np.empty(ops.nu, np.int64)
     for b in ops.buckets:
@@ -199,7 +236,9 @@ def make_layout(ops: Operators, variant: str = DEFAULT_VARIANT) -> Layout:
     spec = Spec(variant=variant, f_order=v["f_order"], u_order=v["u_order"], sym=v["sym"],
                 legacy=v.get("legacy", False), nt=nt, compact=v.get("compact", False),
                 direct=v.get("direct", False), shared=v.get("shared", False),
-                lean=v.get("lean", False),
+                lean=v.get("lean", False), gterm=v.get("gterm", False),
+                groll=v.get("groll", False), inplace=v.get("inplace", False),
+                uadd=v.get("uadd", False),
                 buckets=tuple((b.offset, b.width, b.count) for b in ops.buckets),
                 lossy=tuple(b.Msig is not None for b in ops.buckets))
     return Layout(spec=spec, u_perm=u_perm, f_pos=f_pos, he_pos=u_perm[ops.he_pos],
@@ -349,6 +388,8 @@ def kernel_arrays(ops: Operators, lay: Layout, dt: float, dtype, lossless: bool 
             Pm, Minv = None, b.Minv_s * b.sign[None] * dt
         Minv = 0.5 * (Minv + np.swapaxes(Minv, 0, 1))
         B = {"gidx": (gidx.T if node else gidx).astype(np.int32)}
+        if spec.gterm and not spec.groll:  # (nv, 2 w - 1): slots 0 .. w - 1, 0 .. w - 2
+            B["gidx"] = np.concatenate([B["gidx"], B["gidx"][:, :b.width - 1]], axis=1)
         if spec.shared:
             if b.width > 255:
                 raise SetupError(f"a node has {b.width} > 255 edges; use a variant without "
@@ -366,6 +407,12 @@ def kernel_arrays(ops: Operators, lay: Layout, dt: float, dtype, lossless: bool 
             B["P"] = (_node_major(Pm) if node else Pm).astype(dtype)
         nodes.append(B)
     K["buckets"] = nodes
+    if spec.inplace:
+        # the buckets' starts in u as runtime scalars, one argument each: XLA fuses the
+        # read (dynamic slice) into the in-place update only when both take their start
+        # from the same operand, and turns constant starts into a static slice; unsigned:
+        # no negative-index wrap-around (a select) in front of each
+        K["uoff"] = [np.asarray(b.offset, np.uint32) for b in ops.buckets]
     K["gpos"] = gpos.astype(np.int32)  # for sources: G position of each edge
     return K
 
@@ -512,7 +559,10 @@ def half_step_bytes(ops: Operators, lay: Layout, itemsize: int = 4,
         if spec.shared:
             mat = sum(B["Dtab"].size + B["Dpos"].size + B["rkw"].size for B in K["buckets"])
     orient = 0 if spec.direct else isz * nt
-    amp = 4 * isz * nt + orient + 4 * pairs + 2 * isz * ne + 4 * nu + (mat + lossy) * isz \
+    # node indices: one per half edge, or the gterm table of 2 w - 1 per node
+    nidx = (sum((2 * b.width - 1) * b.count for b in ops.buckets)
+            if spec.gterm and not spec.groll else nu)
+    amp = 4 * isz * nt + orient + 4 * pairs + 2 * isz * ne + 4 * nidx + (mat + lossy) * isz \
         + 2 * nu * isz
     # nominal: gathered t6 values per (edge, tet) slot and G per node slot
     amp_nom = amp + pairs * isz + nu * isz
