@@ -23,7 +23,7 @@ import pytest
 from emjax import cli
 from emjax.bench.parallel import THICKNESS, scenario
 from emjax.errors import ResourceError
-from emjax.fdtd import memory
+from emjax.fdtd import cpml, memory
 from emjax.fdtd.solver import FDTDSolver
 from emjax.parallel import per_device_bytes
 
@@ -63,13 +63,15 @@ def test_dry_run_2048_cubed_by_arithmetic(tmp_path, capsys):
     out = capsys.readouterr().out
     n, item, t_ = N_BIG, 4, THICKNESS
     fields = 6 * n**3 * item  # Ex..Hz, float32
-    psi = 6 * 4 * t_ * n**2 * item  # per face: 4 psi components on a t-cell slab
+    # per face: 4 psi components on a t-cell slab, z slabs stored a multiple of
+    # SLAB_ALIGN entries thick
+    psi = sum(2 * 4 * cpml.stored_thickness(a, t_, n) * n**2 * item for a in range(3))
     need = memory.estimate(scenario((n,) * 3, 100))
     assert need["fields"] == fields and need["psi"] == psi and need["coefficients"] == 0
     # All a run allocates beyond the arrays is XLA's working space, psi/2 on a GPU
-    # (measured): under 1% of the total here.
+    # (measured): about 1% of the total here.
     assert need["total"] == fields + psi + psi // 2 + need["monitors"]
-    assert need["workspace"] < 0.01 * need["total"]
+    assert need["workspace"] < 0.015 * need["total"]
     total_mib = f"{need['total'] / 2**20:12.1f} MiB"
     assert "device memory needed" in out and total_mib in out, out
     free, _ = memory.available_bytes()

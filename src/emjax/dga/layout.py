@@ -69,11 +69,10 @@ fixes how the kernels of :mod:`emjax.dga.step` see them:
 
 ``"rows-slot"`` keeps the first version's kernels verbatim (reference for the others).
 
-Default ``"tets-node-sym-d"``: packed matrices and no t6 pass give the least traffic
-without narrow integer loads (Faraday 130, Ampere 150 unique B per tet on the ring
-mesh against 186 and 220 for the first version), and it was the fastest on the CPU.
-Not yet measured on a GPU: ``emjax bench seed004-cylinder`` times every variant at
-every size and names the fastest; change this default to what it reports.
+Default ``"tets-node-sym-da"``: packed matrices, no t6 pass, and u + concatenate(du)
+(H100, 20.2M DoFs, 2026-11-23): Ampere 0.360 ms against 0.411 for ``-d`` (the copy of
+u after the concatenate is gone), Faraday 0.251 ms, step 0.591 ms. The gathered node
+products (``-g``, ``-ga``, ``-gu``, ``-gra``) measured slower: 0.50 to 1.21 ms for Ampere.
 
 Variants give the same results to rounding (tests/test_dga.py compares them);
 :func:`Layout.u_canonical` / :func:`Layout.f_canonical` map states to the canonical order.
@@ -93,6 +92,8 @@ VARIANTS: dict[str, dict] = {
     "tets-node-sym": {"f_order": "tets", "u_order": "node", "sym": True},
     "tets-node-sym-c": {"f_order": "tets", "u_order": "node", "sym": True, "compact": True},
     "tets-node-sym-d": {"f_order": "tets", "u_order": "node", "sym": True, "direct": True},
+    "tets-node-sym-da": {"f_order": "tets", "u_order": "node", "sym": True, "direct": True,
+                         "uadd": True},
     "tets-node-sym-g": {"f_order": "tets", "u_order": "node", "sym": True, "direct": True,
                         "gterm": True},
     "tets-node-sym-gu": {"f_order": "tets", "u_order": "node", "sym": True, "direct": True,
@@ -116,7 +117,7 @@ VARIANTS: dict[str, dict] = {
 }
 """Kernel variants by name; see the module docstring."""
 
-DEFAULT_VARIANT = "tets-node-sym-d"
+DEFAULT_VARIANT = "tets-node-sym-da"
 SMALL_MESH_VARIANT = "rows-slot"
 SMALL_MESH_TETS = 500_000
 """Below this many tetrahedra the whole state sits in a GPU's L2 cache and the first

@@ -58,10 +58,18 @@ class Slab:
         return tuple(s)
 
 
-SLAB_ALIGN = (1, 1, 1)
+SLAB_ALIGN = (1, 1, 4)
 """Slabs normal to x, y, z are stored a multiple of this many entries thick; the extra
 entries reach into the interior with zero coefficients (psi stays 0 there, and the
-correction adds nothing), so alignment changes layout, never results."""
+correction adds nothing), so alignment changes layout, never results. z slabs, whose
+rows along the fastest axis are only the thickness long, are stored a multiple of 4:
+mri-coil with a 5-cell CPML ran 26.6 Gcells/s unaligned and 28.7 aligned to 4 (H100,
+2026-11-23; x and y alignment changed nothing)."""
+
+
+def stored_thickness(axis: int, thickness: int, n: int) -> int:
+    """Entries a slab of ``thickness`` cells normal to ``axis`` stores (axis length n)."""
+    return min(-(-thickness // SLAB_ALIGN[axis]) * SLAB_ALIGN[axis], n)
 
 
 def build_slabs(shape: tuple[int, int, int], pml_cells) -> tuple[Slab, ...]:
@@ -76,7 +84,7 @@ def build_slabs(shape: tuple[int, int, int], pml_cells) -> tuple[Slab, ...]:
         for side, t in zip(("low", "high"), pml_cells[a], strict=True):
             if not t:
                 continue
-            stored = min(-(-t // SLAB_ALIGN[a]) * SLAB_ALIGN[a], shape[a])
+            stored = stored_thickness(a, t, shape[a])
             start = 0 if side == "low" else shape[a] - stored
             slabs.append(Slab(a, side, start, stored, t))
     return tuple(slabs)

@@ -21,6 +21,7 @@ import numpy as np
 
 from ..errors import ResourceError
 from ..model import CPML, PEC, PMC, DFTMonitor, EdgeSource, EnergyMonitor, FieldSnapshot, Probe
+from .cpml import stored_thickness
 
 
 def _region_size(sim, m) -> int:
@@ -66,7 +67,7 @@ def estimate(sim, chunk: int | None = None, align: int | None = None) -> dict[st
     for a, pair in enumerate(sim.faces):
         for b in pair:
             if isinstance(b, CPML):
-                psi += 4 * b.thickness * N // shape[a] * item
+                psi += 4 * stored_thickness(a, b.thickness, shape[a]) * N // shape[a] * item
     out["psi"] = psi
     mon = 0
     for m in sim.monitors:
@@ -194,7 +195,7 @@ def estimate_per_device(sim, devices: int, axis: str | int = "x",
         for face in pair:
             if not isinstance(face, CPML):
                 continue
-            slab = 4 * face.thickness * N // shape[b] * item
+            slab = 4 * stored_thickness(b, face.thickness, shape[b]) * N // shape[b] * item
             if b != a:
                 psi += slab // n
             else:
