@@ -63,7 +63,7 @@ def dump(name, compiled):
         fh.write(compiled.as_text())
 
 
-def fdtd_mri_time(t: int, align: int = 1, steps: int = 50):
+def fdtd_mri_time(t: int, align: tuple[int, int, int] = (1, 1, 1), steps: int = 50):
     """Gcells/s (non-PML cells, as the seed counts) of mri-coil with CPML t, slabs stored
     a multiple of ``align`` cells thick."""
     from emjax.bench.common import time_chunks
@@ -72,7 +72,7 @@ def fdtd_mri_time(t: int, align: int = 1, steps: int = 50):
     from emjax.fdtd.solver import FDTDSolver
     from emjax.scenarios.mri import mri_coil
 
-    cpml.SLAB_ALIGN = (align,) * 3
+    cpml.SLAB_ALIGN = align
     small = jax.default_backend() == "cpu"
     interior, d = ((52, 55, 54), 24e-3) if small else (SEED001_MRI_INTERIOR, 4e-3)
     shape = tuple(n + 2 * t for n in interior)
@@ -170,7 +170,8 @@ def dga(dofs: float):
 if __name__ == "__main__":
     case, *rest = sys.argv[1:]
     if case == "fdtd-mri-time":
-        fdtd_mri_time(int(rest[0]), int(rest[1]) if len(rest) > 1 else 1)
+        al = tuple(int(a) for a in rest[1].split(",")) if len(rest) > 1 else (1,)
+        fdtd_mri_time(int(rest[0]), al * 3 if len(al) == 1 else al)
     elif case == "fdtd-mri":
         fdtd_mri(int(rest[0]), int(rest[1]) if len(rest) > 1 else 1)
     elif case == "cocg-time":
