@@ -82,17 +82,18 @@ def fdtd_mri_time(t: int, align: tuple[int, int, int] = (1, 1, 1), steps: int = 
           f"{np.prod(interior) / s_step / 1e9:.2f} Gcells/s non-PML", flush=True)
 
 
-def fdtd_mri(t: int, align: int = 1, steps: int = 2):
+def fdtd_mri(t: int, align: int | None = None, steps: int = 2):
     from emjax.bench.fdtd3d import SEED001_MRI_INTERIOR
     from emjax.fdtd import cpml
     from emjax.fdtd.solver import FDTDSolver
     from emjax.scenarios.mri import mri_coil
 
-    cpml.SLAB_ALIGN = (align,) * 3
+    if align is not None:
+        cpml.SLAB_ALIGN = (align,) * 3
     small = jax.default_backend() == "cpu"  # a smoke run of this script
     interior, d = ((52, 55, 54), 24e-3) if small else (SEED001_MRI_INTERIOR, 4e-3)
     sim = mri_coil(shape=tuple(n + 2 * t for n in interior), spacing=d, pml=t,
-                   strategy="combined")
+                   strategy=os.environ.get("EMJAX_CPML_STRATEGY", "combined"))
     solver = FDTDSolver(sim, chunk=steps)
     fn = solver._compile(steps)
 
@@ -100,7 +101,7 @@ def fdtd_mri(t: int, align: int = 1, steps: int = 2):
         return (solver.init_state(), solver.constants(), solver._chunk_inputs(0, steps),
                 np.int32(0))
 
-    dump(f"fdtd-mri-{t}-a{align}", fn.lower(*make_args()).compile())
+    dump(f"fdtd-mri-{t}-{sim.cpml_strategy}", fn.lower(*make_args()).compile())
     profiled(fn, make_args)
 
 
@@ -173,7 +174,7 @@ if __name__ == "__main__":
         al = tuple(int(a) for a in rest[1].split(",")) if len(rest) > 1 else (1,)
         fdtd_mri_time(int(rest[0]), al * 3 if len(al) == 1 else al)
     elif case == "fdtd-mri":
-        fdtd_mri(int(rest[0]), int(rest[1]) if len(rest) > 1 else 1)
+        fdtd_mri(int(rest[0]), int(rest[1]) if len(rest) > 1 else None)
     elif case == "cocg-time":
         cocg_time(int(rest[0]))
     elif case == "cocg":
