@@ -13,7 +13,8 @@
   complex64 coefficients, search direction and product with complex128 x, r and
   reductions; complex64 vectors with complex128 reductions; both capped at 4,000
   iterations, as both diverged on the CPU at 40^3 and 64^3), BiCGSTAB on the seed and
-  symmetrized systems, Jacobi scaling, and complex64-inner iterative refinement.
+  symmetrized systems, Jacobi scaling, complex64-inner iterative refinement, and COCG
+  preconditioned by the empty box's exact inverse (``preconditioner="fastdiag"``).
   ``EMJAX_FDFD_CANDIDATES=0`` leaves the candidates out. Each candidate's records
   carry ``<tag>_floor_MB_per_iter``, the memory-traffic floor of one iteration (see
   :func:`bytes_per_iteration`), ``<tag>_floor_ms_per_iter`` at the measured copy
@@ -26,7 +27,8 @@
   96^3 are 1e-6 in 0.6 s and 1e-3 in 0.3 s.
 - ``seed000-head``: the synthetic head at 900 MHz (160 x 160 x 93; on the CPU the same
   head on cells twice as large, 80 x 80 x 47), COCG to 1e-6 with CIS, separable and
-  one-stencil separable storage: time, iterations, memory, beside the seed's Table 2
+  one-stencil separable storage, and the latter preconditioned by fastdiag: time,
+  iterations, memory, beside the seed's Table 2
   (4.6 min with CIS on the C1060); writes ``seed000-head-Ez.png`` (|Ez scattered| on
   the central xy plane) in ``EMJAX_FIGURES`` (else ``EMJAX_BENCH_OUT``, else ``out/``).
 """
@@ -42,7 +44,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..fdfd import krylov, operator
+from ..fdfd import krylov, operator, precond
 from ..fdfd import solver as fsolver
 from ..validation.fdfd import sphere_scenario
 from .common import copy_bandwidth, device_name, on_gpu
@@ -113,7 +115,10 @@ def timed_solve(prep, *, method="cocg", tols=(1e-6,), max_iter=20000, reduce_dty
     mv = matvec or fsolver._matvec(prep.ops)
     ops = ops if ops is not None else fsolver._kernel_ops(prep.ops)
     b = prep.b if b is None else b
-    init, step = maker(mv, max_iter, reduce_dtype, dir_dtype)
+    if "pc" in ops:  # prepared with preconditioner="fastdiag"
+        init, step = maker(mv, max_iter, reduce_dtype, dir_dtype, precond.from_ops)
+    else:
+        init, step = maker(mv, max_iter, reduce_dtype, dir_dtype)
     x0 = jnp.zeros_like(b)
     t = time.perf_counter()
     s = init(ops, b, x0, tols[0])
@@ -234,6 +239,11 @@ def _candidates(case, n, bw) -> list[dict]:
                               storage, "cocg", "complex64", hi=hi, reduce_dtype=jnp.complex128,
                               tols=(1e-3,), max_iter=4000)
         del hi, lo
+    # COCG preconditioned by the empty box's exact inverse (fast diagonalization)
+    pc = _quiet(fsolver.prepare, sim, storage="separable", preconditioner="fastdiag")
+    out += _candidate(case, sz, sim, bw, "separable_stencil_cocg_fastdiag_c128", pc,
+                      "separable_stencil", "cocg", "complex128")
+    del pc
     runs = [
         ("indices_bicgstab_seed_system", dict(storage="indices", symmetrize=False)),
         ("indices_bicgstab_symmetrized", dict(storage="indices")),
@@ -280,11 +290,14 @@ def seed000_head(sim=None) -> list[dict]:
     sz = "x".join(map(str, n))
     out = [_rec(case, sz, "seed_gpu_cis_time", SEED_HEAD_MIN * 60, "s")]
     x = prep = None
-    for storage in ("indices", "separable", "separable_stencil"):
-        if storage != "separable_stencil":  # the stencil product shares separable's set-up
+    for storage in ("indices", "separable", "separable_stencil", "fastdiag"):
+        if storage == "fastdiag":  # the stencil product, preconditioned
+            prep = _quiet(fsolver.prepare, sim, storage="separable", preconditioner="fastdiag")
+        elif storage != "separable_stencil":  # the stencil shares separable's set-up
             prep = _quiet(fsolver.prepare, sim, storage=storage)
-        runs, comp, _ = timed_solve(prep, tols=(1e-6,), max_iter=sim.solver.max_iter,
-                                    matvec=_matvec(prep, storage))
+        runs, comp, _ = timed_solve(
+            prep, tols=(1e-6,), max_iter=sim.solver.max_iter,
+            matvec=_matvec(prep, "separable_stencil" if storage == "fastdiag" else storage))
         t, it, ok, x = runs[0]
         out += [_rec(case, sz, f"{storage}_cocg_1e-06_time", t, "s"),
                 _rec(case, sz, f"{storage}_cocg_1e-06_iterations", it, ""),

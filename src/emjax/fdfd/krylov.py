@@ -83,8 +83,11 @@ def _running(stop_at):
 
 
 @lru_cache(maxsize=32)
-def make_cocg(matvec, chunk: int, reduce_dtype=None, dir_dtype=None):
+def make_cocg(matvec, chunk: int, reduce_dtype=None, dir_dtype=None, precond=None):
     """(init(ops, b, x0) -> state, step(ops, state, stop_at) -> (state, history)) for COCG.
+
+    ``precond(ops, r)``: z = M r with M complex symmetric (preconditioned COCG: rho =
+    r^T z, p = z + beta p); None is M = I. The history is always ||r|| / ||b||.
 
     The search direction is updated at the top of the iteration (``p = r + beta p``,
     beta = 0 at the start), so that XLA can fuse that update into the product that reads
@@ -101,8 +104,10 @@ def make_cocg(matvec, chunk: int, reduce_dtype=None, dir_dtype=None):
         rd = reduce_dtype or b.dtype
         dotu, _, nrm2 = _dots(rd)
         r, bn, rn = _start(matvec, ops, b, x0, nrm2)
+        z = {} if precond is None else {"z": precond(ops, r)}
         # p starts at zero, so the first beta (rho / rho_prev) multiplies nothing
-        return dict(x=x0, r=r, p=jnp.zeros_like(r, dtype=dir_dtype or r.dtype), rho=dotu(r, r),
+        return dict(x=x0, r=r, p=jnp.zeros_like(r, dtype=dir_dtype or r.dtype),
+                    rho=dotu(r, z.get("z", r)), **z,
                     rho_prev=jnp.ones((), rd), bn=bn, tol=jnp.asarray(tol, _hist_dtype(rd)),
                     res=rn, it=jnp.int32(0),
                     flag=jnp.where(rn <= tol, CONVERGED, RUNNING).astype(jnp.int32))
@@ -124,19 +129,20 @@ def make_cocg(matvec, chunk: int, reduce_dtype=None, dir_dtype=None):
             xdt, pdt = s["x"].dtype, s["p"].dtype
             rho0 = s["rho"]
             beta = rho0 / jnp.where(s["rho_prev"] == 0, 1.0, s["rho_prev"])
-            p = (s["r"] + beta.astype(xdt) * s["p"]).astype(pdt)
+            p = (s.get("z", s["r"]) + beta.astype(xdt) * s["p"]).astype(pdt)
             q = matvec(ops, p)
             mu = dotu(p, q)
             bad = (jnp.abs(mu) <= 1e-30 * jnp.maximum(jnp.abs(rho0), 1e-300)) | (rho0 == 0)
             alpha = jnp.where(bad, 0, rho0 / jnp.where(bad, 1.0, mu)).astype(xdt)
             x = s["x"] + alpha * p.astype(xdt)
             r = s["r"] - alpha * q.astype(xdt)  # unchanged on breakdown, and so is rn
-            rho = dotu(r, r)
+            z = {} if precond is None else {"z": precond(ops, r)}
+            rho = dotu(r, z.get("z", r))
             rn = jnp.sqrt(nrm2(r)) / s["bn"]
             flag = jnp.where(bad, BREAKDOWN,
                              jnp.where(rn <= s["tol"], CONVERGED, RUNNING)).astype(jnp.int32)
             hist = hist.at[s["it"] - it0].set(rn.astype(hist.dtype))
-            ns = dict(x=x, r=r, p=p, rho=rho, rho_prev=rho0, bn=s["bn"], tol=s["tol"],
+            ns = dict(x=x, r=r, p=p, rho=rho, **z, rho_prev=rho0, bn=s["bn"], tol=s["tol"],
                       res=rn, it=s["it"] + 1, flag=flag)
             return ns, hist
 
@@ -265,16 +271,23 @@ MAKERS = {"cocg": make_cocg, "cocg_sr": make_cocg_sr, "bicgstab": make_bicgstab}
 
 
 def solve(matvec, ops, b, x0=None, *, method="cocg", tol=1e-6, max_iter=1000, chunk=100,
-          reduce_dtype=None, dir_dtype=None, callback=None, start_iteration=0):
+          reduce_dtype=None, dir_dtype=None, callback=None, start_iteration=0,
+          precond=None):
     """Run ``method`` on ``matvec(ops, x)`` to ``tol`` (relative residual) or ``max_iter``.
 
     ``callback(it, res, x)`` runs on the host after each chunk (progress, checkpoints).
+    ``precond(ops, r)``: a complex-symmetric preconditioner (COCG only).
     Returns a :class:`KrylovResult` holding the best iterate seen at chunk ends (for
     COCG and BiCGSTAB the residual is not monotone).
     """
     maker = MAKERS[method]
     chunk = max(1, min(chunk, max_iter))
-    init, step = maker(matvec, chunk, reduce_dtype, dir_dtype)
+    if precond is not None:
+        if method != "cocg":
+            raise ValueError(f"a preconditioner needs method = 'cocg', not {method!r}")
+        init, step = maker(matvec, chunk, reduce_dtype, dir_dtype, precond)
+    else:
+        init, step = maker(matvec, chunk, reduce_dtype, dir_dtype)
     x0 = jnp.zeros_like(b) if x0 is None else x0
     state = init(ops, b, x0, float(tol))
     best_x, best_res = state["x"], float(state["res"])

@@ -228,5 +228,8 @@ def estimate(sim) -> dict[str, int]:
     out = {"coefficients": coeff, "krylov_vectors": vec, "fields": fields}
     if sim.solver.preconditioner == "jacobi":
         out["jacobi_scale"] = 3 * n * c
+    elif sim.solver.preconditioner == "fastdiag":
+        # r, the stored z = M r, and the transform's intermediates (about two vectors)
+        out["fastdiag"] = 4 * 3 * n * c
     out["total"] = sum(out.values())
     return out

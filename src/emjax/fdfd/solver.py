@@ -32,7 +32,7 @@ import numpy as np
 from ..constants import mu0
 from ..errors import CheckpointError, ConvergenceError, SetupError
 from ..fdtd.memory import refuse_if_too_large
-from . import incident, krylov, operator, setup
+from . import incident, krylov, operator, precond, setup
 
 jax.config.update("jax_enable_x64", True)
 
@@ -102,6 +102,8 @@ def prepare(sim, *, storage: str | None = None, precision: str | None = None,
     ops["ssqrt"] = ssqrt
     if storage == "separable":
         ops.update(operator.wall_lines(ops, st.grid.shape))
+    elif pre == "fastdiag":
+        raise SetupError(f"preconditioner='fastdiag' needs storage='separable', not {storage!r}")
     if cas is not None:
         cas["ssqrt"] = ssqrt
     b, e_inc, h_inc = incident.rhs(st.grid, st.eps, st.mu, sim.incident, st.omega,
@@ -120,6 +122,15 @@ def prepare(sim, *, storage: str | None = None, precision: str | None = None,
             diag = diag * mu0
         ops["scale"] = (1.0 / jnp.sqrt(diag)).astype(cdt)
         bj = ops["scale"] * bj
+    if pre == "fastdiag":
+        if cdt is not np.complex128:
+            raise SetupError("preconditioner='fastdiag' runs in complex128 only; "
+                             f"got precision={precision!r}")
+        # The empty box: eps_r of the wall samples (in the PML, the background) everywhere.
+        kw_wall = complex(np.asarray(ops["kt"])[int(np.asarray(ops["ki"])[0, 0, 0, 0])])
+        ops["pc"] = precond.fast_diag(shape, st.grid.spacing, -kw_wall, kw_wall,
+                                      s_int=st.s_int, s_half=st.s_half,
+                                      r=operator._sep_factors(ops, shape)[1])
     ops["symmetrize"] = sym
     return Prepared(sim=sim, st=st, ops=ops, b=bj, b_seed=b, e_inc=e_inc, h_inc=h_inc,
                     coeff_bytes=int(coeff_bytes), setup_time=time.perf_counter() - t0)
@@ -147,7 +158,8 @@ def solve(prep: Prepared, *, method=None, tol=None, max_iter=None, chunk=None, x
         tol=sim.solver.tol if tol is None else tol,
         max_iter=max_iter or sim.solver.max_iter,
         chunk=chunk or sim.solver.progress_every, reduce_dtype=reduce_dtype,
-        callback=callback, start_iteration=start_iteration)
+        callback=callback, start_iteration=start_iteration,
+        precond=precond.from_ops if "pc" in prep.ops else None)
     x = res.x
     if "scale" in prep.ops:
         x = prep.ops["scale"] * x

@@ -47,7 +47,9 @@ class FDFDSolver(EmModel):
     ``method``: "cocg" (complex-symmetric CG on the symmetrized system, one product per
     iteration), "cocg_sr" (the same iterates with one reduction phase per iteration,
     Chronopoulos and Gear) or "bicgstab" (the seed's method, two products per iteration).
-    ``preconditioner``: "none" or "jacobi" (symmetric diagonal scaling).
+    ``preconditioner``: "none", "jacobi" (symmetric diagonal scaling) or "fastdiag": the
+    exact inverse of the empty box with the same PML and walls, by fast diagonalization
+    (:mod:`emjax.fdfd.precond`; COCG with ``storage="separable"``, complex128).
     ``symmetrize``: left-scale the system by -omega^2 eps s_x s_y s_z (Shin and Fan 2012),
     which makes it complex symmetric; COCG requires it.
     """
@@ -56,7 +58,9 @@ class FDFDSolver(EmModel):
     method: Literal["cocg", "cocg_sr", "bicgstab"] = Field("cocg", description="Krylov method.")
     tol: float = Field(1e-3, gt=0, lt=1, description="Relative residual to reach.")
     max_iter: int = Field(20000, ge=1, description="Most iterations.")
-    preconditioner: Literal["none", "jacobi"] = Field("none", description="Preconditioner.")
+    preconditioner: Literal["none", "jacobi", "fastdiag"] = Field(
+        "none", description="Preconditioner: none, jacobi, or fastdiag (the empty box's exact "
+        "inverse; COCG, separable storage, complex128).")
     symmetrize: bool = Field(True, description="Solve the symmetrized system.")
     progress_every: int = Field(100, ge=1, description="Iterations between progress reports.")
     raise_on_failure: bool = Field(
@@ -69,6 +73,9 @@ class FDFDSolver(EmModel):
             raise ValueError(f"method = '{self.method}' needs symmetrize = true (COCG works on "
                              "complex-symmetric systems only); set symmetrize = true or use "
                              "method = 'bicgstab'")
+        if self.preconditioner == "fastdiag" and self.method != "cocg":
+            raise ValueError(f"preconditioner = 'fastdiag' runs with method = 'cocg', not "
+                             f"{self.method!r}")
         return self
 
 
@@ -149,6 +156,12 @@ class FDFD3D(_GridScenario):
                         "the domain"
                     )
                     break
+        if self.solver.preconditioner == "fastdiag" and (
+                self.storage != "separable" or self.precision != "complex128"):
+            problems.append(
+                f"solver.preconditioner = 'fastdiag' needs storage = 'separable' and precision "
+                f"= 'complex128' (got storage = {self.storage!r}, precision = "
+                f"{self.precision!r})")
         if problems:
             raise ValueError("; ".join(problems))
         return self
