@@ -8,7 +8,7 @@ HLO of the call goes to ``$OUT/<case>.hlo.txt`` so kernel names map to fusions.
 Usage:
   ncu --profile-from-start off --clock-control none --csv \
       --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum \
-      python benchmarks/kernel_profile.py fdtd-mri 5 [ALIGN]
+      python benchmarks/kernel_profile.py fdtd-mri 5 [ALIGN or AX,AY,AZ]
   ... kernel_profile.py cocg 96          (separable stencil COCG, 5 iterations)
   ... kernel_profile.py dga 20e6         (one DGATD step, default layout)
 """
@@ -63,37 +63,40 @@ def dump(name, compiled):
         fh.write(compiled.as_text())
 
 
-def fdtd_mri_time(t: int, align: tuple[int, int, int] = (1, 1, 1), steps: int = 50):
-    """Gcells/s (non-PML cells, as the seed counts) of mri-coil with CPML t, slabs stored
-    a multiple of ``align`` cells thick."""
-    from emjax.bench.common import time_chunks
+def _mri_coil(t: int, align, strategy: str = "combined"):
+    """(mri-coil with CPML t around the seed's interior, the interior's shape); slabs
+    stored a multiple of ``align`` (3 ints) cells thick, or the module's default (None).
+    On a CPU (a smoke run of this script) the interior is cut to 52 x 55 x 54."""
     from emjax.bench.fdtd3d import SEED001_MRI_INTERIOR
     from emjax.fdtd import cpml
-    from emjax.fdtd.solver import FDTDSolver
-    from emjax.scenarios.mri import mri_coil
-
-    cpml.SLAB_ALIGN = align
-    small = jax.default_backend() == "cpu"
-    interior, d = ((52, 55, 54), 24e-3) if small else (SEED001_MRI_INTERIOR, 4e-3)
-    shape = tuple(n + 2 * t for n in interior)
-    sim = mri_coil(shape=shape, spacing=d, pml=t, strategy="combined")
-    s_step, _, _ = time_chunks(FDTDSolver(sim, chunk=steps), steps, 3)
-    print(f"mri-coil CPML {t} align {align} grid {shape}: "
-          f"{np.prod(interior) / s_step / 1e9:.2f} Gcells/s non-PML", flush=True)
-
-
-def fdtd_mri(t: int, align: int | None = None, steps: int = 2):
-    from emjax.bench.fdtd3d import SEED001_MRI_INTERIOR
-    from emjax.fdtd import cpml
-    from emjax.fdtd.solver import FDTDSolver
     from emjax.scenarios.mri import mri_coil
 
     if align is not None:
-        cpml.SLAB_ALIGN = (align,) * 3
-    small = jax.default_backend() == "cpu"  # a smoke run of this script
+        cpml.SLAB_ALIGN = tuple(align)
+    small = jax.default_backend() == "cpu"
     interior, d = ((52, 55, 54), 24e-3) if small else (SEED001_MRI_INTERIOR, 4e-3)
     sim = mri_coil(shape=tuple(n + 2 * t for n in interior), spacing=d, pml=t,
-                   strategy=os.environ.get("EMJAX_CPML_STRATEGY", "combined"))
+                   strategy=strategy)
+    return sim, interior
+
+
+def fdtd_mri_time(t: int, align=None, steps: int = 50):
+    """Gcells/s (non-PML cells, as the seed counts) of mri-coil with CPML t."""
+    from emjax.bench.common import time_chunks
+    from emjax.fdtd import cpml
+    from emjax.fdtd.solver import FDTDSolver
+
+    sim, interior = _mri_coil(t, align)
+    s_step, _, _ = time_chunks(FDTDSolver(sim, chunk=steps), steps, 3)
+    print(f"mri-coil CPML {t} align {cpml.SLAB_ALIGN} grid {sim.domain.cells}: "
+          f"{np.prod(interior) / s_step / 1e9:.2f} Gcells/s non-PML", flush=True)
+
+
+def fdtd_mri(t: int, align=None, steps: int = 2):
+    """Profile one chunk of ``steps`` steps (strategy from EMJAX_CPML_STRATEGY)."""
+    from emjax.fdtd.solver import FDTDSolver
+
+    sim, _ = _mri_coil(t, align, os.environ.get("EMJAX_CPML_STRATEGY", "combined"))
     solver = FDTDSolver(sim, chunk=steps)
     fn = solver._compile(steps)
 
@@ -170,11 +173,10 @@ def dga(dofs: float):
 
 if __name__ == "__main__":
     case, *rest = sys.argv[1:]
-    if case == "fdtd-mri-time":
-        al = tuple(int(a) for a in rest[1].split(",")) if len(rest) > 1 else (1,)
-        fdtd_mri_time(int(rest[0]), al * 3 if len(al) == 1 else al)
-    elif case == "fdtd-mri":
-        fdtd_mri(int(rest[0]), int(rest[1]) if len(rest) > 1 else None)
+    if case in ("fdtd-mri-time", "fdtd-mri"):
+        al = tuple(int(a) for a in rest[1].split(",")) if len(rest) > 1 else None
+        al = al * 3 if al is not None and len(al) == 1 else al
+        (fdtd_mri_time if case == "fdtd-mri-time" else fdtd_mri)(int(rest[0]), al)
     elif case == "cocg-time":
         cocg_time(int(rest[0]))
     elif case == "cocg":
@@ -182,4 +184,4 @@ if __name__ == "__main__":
     elif case == "dga":
         dga(float(rest[0]))
     else:
-        raise SystemExit(f"unknown case {case!r}: fdtd-mri, cocg or dga")
+        raise SystemExit(f"unknown case {case!r}: fdtd-mri, fdtd-mri-time, cocg, cocg-time or dga")

@@ -73,6 +73,14 @@ def _start(matvec, ops, b, x0, nrm2):
     return r, bn, jnp.sqrt(nrm2(r)) / bn
 
 
+def _counters(bn, rn, tol, rd, flag=None) -> dict:
+    """The state every method starts with beside its vectors: |b|, tolerance, residual,
+    iteration and flag (``flag``: the start's own verdict where it has one)."""
+    ok = jnp.where(rn <= tol, CONVERGED, RUNNING if flag is None else flag)
+    return dict(bn=bn, tol=jnp.asarray(tol, _hist_dtype(rd)), res=rn, it=jnp.int32(0),
+                flag=ok.astype(jnp.int32))
+
+
 def _running(stop_at):
     """The while_loop condition: still iterating and below ``stop_at`` iterations."""
     def cond(c):
@@ -108,9 +116,7 @@ def make_cocg(matvec, chunk: int, reduce_dtype=None, dir_dtype=None, precond=Non
         # p starts at zero, so the first beta (rho / rho_prev) multiplies nothing
         return dict(x=x0, r=r, p=jnp.zeros_like(r, dtype=dir_dtype or r.dtype),
                     rho=dotu(r, z.get("z", r)), **z,
-                    rho_prev=jnp.ones((), rd), bn=bn, tol=jnp.asarray(tol, _hist_dtype(rd)),
-                    res=rn, it=jnp.int32(0),
-                    flag=jnp.where(rn <= tol, CONVERGED, RUNNING).astype(jnp.int32))
+                    rho_prev=jnp.ones((), rd), **_counters(bn, rn, tol, rd))
 
     def step(ops, state, stop_at):
         rd = reduce_dtype or state["x"].dtype
@@ -171,10 +177,8 @@ def make_cocg_sr(matvec, chunk: int, reduce_dtype=None, dir_dtype=None):
         alpha = gamma / jnp.where(delta == 0, 1.0, delta)
         z = jnp.zeros_like(r)
         return dict(x=x0, r=r, w=w, p=z, s=z, gamma=gamma, alpha=alpha,
-                    beta=jnp.zeros((), rd), bn=bn, tol=jnp.asarray(tol, _hist_dtype(rd)),
-                    res=rn, it=jnp.int32(0),
-                    flag=jnp.where(rn <= tol, CONVERGED,
-                                   jnp.where(delta == 0, BREAKDOWN, RUNNING)).astype(jnp.int32))
+                    beta=jnp.zeros((), rd),
+                    **_counters(bn, rn, tol, rd, jnp.where(delta == 0, BREAKDOWN, RUNNING)))
 
     def step(ops, state, stop_at):
         rd = reduce_dtype or state["x"].dtype
@@ -222,9 +226,7 @@ def make_bicgstab(matvec, chunk: int, reduce_dtype=None, dir_dtype=None):
         r, bn, rn = _start(matvec, ops, b, x0, nrm2)
         one = jnp.ones((), rd)
         return dict(x=x0, r=r, rh=r, p=jnp.zeros_like(r), v=jnp.zeros_like(r), rho=one,
-                    alpha=one, omega=one, bn=bn, tol=jnp.asarray(tol, _hist_dtype(rd)), res=rn,
-                    it=jnp.int32(0),
-                    flag=jnp.where(rn <= tol, CONVERGED, RUNNING).astype(jnp.int32))
+                    alpha=one, omega=one, **_counters(bn, rn, tol, rd))
 
     def step(ops, state, stop_at):
         rd = reduce_dtype or state["x"].dtype

@@ -122,14 +122,8 @@ def sym_factors(coeffs, shape):
 
     ``r`` is built on the fly from the 1D arrays ``coeffs["ssqrt"]`` (never stored in 3D).
     """
-    ws, rs = [], []
-    for a in range(3):
-        _, _, w_eps = _coeff_e(coeffs, a)
-        sx, sy, sz = (coeffs["ssqrt"][a][b] for b in range(3))
-        rs.append(jnp.broadcast_to(sx[:, None, None] * sy[None, :, None] * sz[None, None, :],
-                                   shape))
-        ws.append(w_eps)
-    return jnp.stack(ws), jnp.stack(rs)
+    ws = jnp.stack([_coeff_e(coeffs, a)[2] for a in range(3)])
+    return ws, _sep_factors(coeffs, shape)[1]
 
 
 def apply_sym(coeffs, y):
@@ -143,20 +137,20 @@ def apply_sym(coeffs, y):
     return r * w * apply_g(coeffs, y / r)
 
 
+def _jacobi(apply, ops, x):
+    """``d * apply(ops, d * x)`` with the Jacobi scaling d = ops["scale"] where present."""
+    d = ops.get("scale")
+    return apply(ops, x) if d is None else d * apply(ops, d * x)
+
+
 def matvec_g(ops, x):
     """Krylov product on the seed system: ``d * G(d * x)`` (d = ops["scale"] if present)."""
-    d = ops.get("scale")
-    if d is None:
-        return apply_g(ops, x)
-    return d * apply_g(ops, d * x)
+    return _jacobi(apply_g, ops, x)
 
 
 def matvec_sym(ops, x):
     """Krylov product on the symmetrized system: ``d * w G(d * x)``."""
-    d = ops.get("scale")
-    if d is None:
-        return apply_sym(ops, x)
-    return d * apply_sym(ops, d * x)
+    return _jacobi(apply_sym, ops, x)
 
 
 def diagonal(coeffs, shape, *, symmetrize: bool):
@@ -233,6 +227,8 @@ def apply_ah_sep(ops, e, omega):
 
 
 def _sep_factors(ops, shape):
+    """(None, r): r = sqrt(s_x s_y s_z) at each E component's samples, (3, nx, ny, nz),
+    from the 1D arrays ``ops["ssqrt"]``."""
     rs = []
     for a in range(3):
         sx, sy, sz = (ops["ssqrt"][a][b] for b in range(3))
@@ -243,10 +239,7 @@ def _sep_factors(ops, shape):
 
 def matvec_sep(ops, x):
     """Krylov product of the separable path (``d * mu0 T (d * x)`` with Jacobi)."""
-    d = ops.get("scale")
-    if d is None:
-        return apply_sep(ops, x)
-    return d * apply_sep(ops, d * x)
+    return _jacobi(apply_sep, ops, x)
 
 
 # ------------------------------------------------- separable path, one stencil
@@ -334,7 +327,4 @@ def apply_sep_stencil(ops, y):
 
 def matvec_sep_stencil(ops, x):
     """:func:`matvec_sep` with :func:`apply_sep_stencil`."""
-    d = ops.get("scale")
-    if d is None:
-        return apply_sep_stencil(ops, x)
-    return d * apply_sep_stencil(ops, d * x)
+    return _jacobi(apply_sep_stencil, ops, x)
