@@ -10,6 +10,7 @@ Usage:
       --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum \
       python benchmarks/kernel_profile.py fdtd-mri 5 [ALIGN or AX,AY,AZ]
   ... kernel_profile.py cocg 96          (separable stencil COCG, 5 iterations)
+  ... kernel_profile.py fastdiag 96      (one fastdiag preconditioner application)
   ... kernel_profile.py dga 20e6         (one DGATD step, default layout)
 """
 
@@ -63,6 +64,13 @@ def dump(name, compiled):
         fh.write(compiled.as_text())
 
 
+def _per_face_dus():
+    """EMJAX_PER_FACE_DUS=0 selects the scatter form of the per_face corrections."""
+    from emjax.fdtd import update3d
+
+    update3d.PER_FACE_DUS = os.environ.get("EMJAX_PER_FACE_DUS", "1") != "0"
+
+
 def _mri_coil(t: int, align, strategy: str = "combined"):
     """(mri-coil with CPML t around the seed's interior, the interior's shape); slabs
     stored a multiple of ``align`` (3 ints) cells thick, or the module's default (None).
@@ -73,6 +81,7 @@ def _mri_coil(t: int, align, strategy: str = "combined"):
 
     if align is not None:
         cpml.SLAB_ALIGN = tuple(align)
+    _per_face_dus()
     small = jax.default_backend() == "cpu"
     interior, d = ((52, 55, 54), 24e-3) if small else (SEED001_MRI_INTERIOR, 4e-3)
     sim = mri_coil(shape=tuple(n + 2 * t for n in interior), spacing=d, pml=t,
@@ -81,14 +90,15 @@ def _mri_coil(t: int, align, strategy: str = "combined"):
 
 
 def fdtd_mri_time(t: int, align=None, steps: int = 50):
-    """Gcells/s (non-PML cells, as the seed counts) of mri-coil with CPML t."""
+    """Gcells/s (non-PML cells, as the seed counts) of mri-coil with CPML t (strategy from
+    EMJAX_CPML_STRATEGY)."""
     from emjax.bench.common import time_chunks
     from emjax.fdtd import cpml
     from emjax.fdtd.solver import FDTDSolver
 
-    sim, interior = _mri_coil(t, align)
+    sim, interior = _mri_coil(t, align, os.environ.get("EMJAX_CPML_STRATEGY", "combined"))
     s_step, _, _ = time_chunks(FDTDSolver(sim, chunk=steps), steps, 3)
-    print(f"mri-coil CPML {t} align {cpml.SLAB_ALIGN} grid {sim.domain.cells}: "
+    print(f"mri-coil CPML {t} {sim.cpml_strategy} align {cpml.SLAB_ALIGN} grid {sim.domain.cells}: "
           f"{np.prod(interior) / s_step / 1e9:.2f} Gcells/s non-PML", flush=True)
 
 
@@ -121,6 +131,20 @@ def cocg(n: int, iters: int = 5):
     run = step.lower(ops, s, jnp.int32(iters)).compile()
     dump(f"cocg-{n}", run)
     profiled(run, lambda: (ops, s, jnp.int32(iters)))
+
+
+def fastdiag(n: int):
+    """One application of the fastdiag preconditioner at n^3 (the sphere's operands)."""
+    from emjax.bench.fdfd import _quiet, sphere_scenario
+    from emjax.fdfd import precond
+    from emjax.fdfd import solver as fsolver
+
+    prep = _quiet(fsolver.prepare, sphere_scenario(0.32 / n), storage="separable",
+                  preconditioner="fastdiag")
+    ops = fsolver._kernel_ops(prep.ops)
+    fn = jax.jit(precond.from_ops)
+    dump(f"fastdiag-{n}", fn.lower(ops, prep.b).compile())
+    profiled(fn, lambda: (ops, prep.b))
 
 
 def cocg_time(n: int):
@@ -181,7 +205,10 @@ if __name__ == "__main__":
         cocg_time(int(rest[0]))
     elif case == "cocg":
         cocg(int(rest[0]))
+    elif case == "fastdiag":
+        fastdiag(int(rest[0]))
     elif case == "dga":
         dga(float(rest[0]))
     else:
-        raise SystemExit(f"unknown case {case!r}: fdtd-mri, fdtd-mri-time, cocg, cocg-time or dga")
+        raise SystemExit(f"unknown case {case!r}: fdtd-mri, fdtd-mri-time, cocg, cocg-time, "
+                         "fastdiag or dga")

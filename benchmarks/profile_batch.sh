@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Per-kernel profiles (Nsight Compute) and timings on the GPU machine, one case per
 # argument: "time fdtd-mri 5 2" runs kernel_profile.py without ncu, "ncu cocg 96" under
-# ncu, "py SCRIPT ARGS" any script. CSV, HLO and logs come back
+# ncu, "py SCRIPT ARGS" any script; VAR=value words after the first set the environment
+# of that case only ("time EMJAX_CPML_STRATEGY=per_face fdtd-mri-time 5"). CSV, HLO and
+# logs come back
 # in $OUT/prof.tgz. Carry .whl/ (make wheels).
 set -uo pipefail
 site=/tmp/site
@@ -17,17 +19,19 @@ for spec in "$@"; do
   n=$((n + 1))
   set -- $spec
   how=$1; shift
-  tag=$(printf '%02d-%s' $n "$(echo "$*" | tr ' /' '__')")
+  envs=()
+  while [[ ${1:-} == *=* ]]; do envs+=("$1"); shift; done
+  tag=$(printf '%02d-%s' $n "$(echo "${envs[*]} $*" | tr ' /' '__' | sed 's/^_//')")
   start=$(date +%s)
   if [[ $how == py ]]; then
-    timeout 300 python3 "$@" > "$out/$tag.log" 2>&1
+    env "${envs[@]}" timeout 300 python3 "$@" > "$out/$tag.log" 2>&1
   elif [[ $how == ncu ]]; then
-    timeout 300 "$NCU" --profile-from-start off --clock-control none --csv \
+    env "${envs[@]}" timeout 300 "$NCU" --profile-from-start off --clock-control none --csv \
       --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum \
       --log-file "$out/$tag.csv" python3 benchmarks/kernel_profile.py "$@" > "$out/$tag.log" 2>&1
   else
-    timeout 300 python3 benchmarks/kernel_profile.py "$@" > "$out/$tag.log" 2>&1
+    env "${envs[@]}" timeout 300 python3 benchmarks/kernel_profile.py "$@" > "$out/$tag.log" 2>&1
   fi
-  echo "== $how $* rc=$? in $(( $(date +%s) - start )) s"; tail -2 "$out/$tag.log"
+  echo "== $how ${envs[*]} $* rc=$? in $(( $(date +%s) - start )) s"; tail -2 "$out/$tag.log"
 done
 tar czf "${OUT:-/tmp/out}/prof.tgz" -C "${OUT:-/tmp/out}" prof && rm -rf "$out"

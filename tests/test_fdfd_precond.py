@@ -38,7 +38,7 @@ def prep():
         boundary=PML(thickness=4), rcs=False, solver=FDFDSolver(tol=1e-11, max_iter=4000))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return fsolver.prepare(sim, storage="separable")
+        return fsolver.prepare(sim, storage="separable", preconditioner="none")
 
 
 def _pops(prep, ops, shift, kw_wall):
@@ -69,11 +69,11 @@ def test_exact_inverse_of_homogeneous_box(prep):
 def test_preconditioned_cocg_matches_plain(prep):
     """The solver path (preconditioner='fastdiag') reaches the plain COCG solution in a
     small fraction of the iterations (the sphere is the only thing M leaves out)."""
-    sim = prep.sim.model_copy(update={"solver": prep.sim.solver.model_copy(
-        update={"preconditioner": "fastdiag"})})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        pre = fsolver.prepare(sim, storage="separable")
+        pre = fsolver.prepare(prep.sim)  # the defaults: separable storage, fastdiag
+    assert (pre.storage, pre.preconditioner) == ("separable", "fastdiag")
+    assert "pc" in pre.ops
     e_pc, r_pc = fsolver.solve(pre, tol=1e-11, max_iter=4000)
     e, r = fsolver.solve(prep, tol=1e-11, max_iter=4000)
     assert r.flag == r_pc.flag == 1
@@ -100,3 +100,27 @@ def test_bad_input():
         precond.fast_diag((4, 4, 4), (0.01,) * 3, 0.0, -1.0)
     with pytest.raises(ValueError, match="shape"):
         precond.fast_diag((1, 4, 4), (0.01,) * 3, 1.0, -1.0)
+
+
+def test_auto_resolves_to_what_applies():
+    """storage/preconditioner "auto": separable + fastdiag for non-magnetic media with
+    COCG in complex128; CIS and no preconditioner where a medium is magnetic; none in
+    complex64 or with BiCGSTAB; an explicit separable storage with a magnetic medium is
+    refused by the model."""
+    base = dict(domain=Domain(size=(0.1, 0.1, 0.1), spacing=0.01), frequency=1e9,
+                boundary=PML(thickness=2), rcs=False)
+    ball = Structure(geometry=Sphere(radius=0.02), medium=Medium(eps_r=3.0))
+    mag = Structure(geometry=Sphere(radius=0.02), medium=Medium(eps_r=3.0, mu_r=2.0))
+    sim = FDFD3D(**base, structures=[ball])
+    assert (sim.resolved_storage, sim.resolved_preconditioner()) == ("separable", "fastdiag")
+    assert sim.resolved_preconditioner(precision="complex64") == "none"
+    assert sim.resolved_preconditioner(storage="indices") == "none"
+    sim = FDFD3D(**base, structures=[mag])
+    assert (sim.resolved_storage, sim.resolved_preconditioner()) == ("indices", "none")
+    sim = FDFD3D(**base, structures=[ball], solver=FDFDSolver(method="bicgstab",
+                                                              symmetrize=False))
+    assert sim.resolved_preconditioner() == "none"
+    with pytest.raises(ValueError, match="storage = 'separable' needs mu_r = 1"):
+        FDFD3D(**base, structures=[mag], storage="separable")
+    with pytest.raises(ValueError, match="fastdiag"):
+        FDFD3D(**base, structures=[mag], solver=FDFDSolver(preconditioner="fastdiag"))

@@ -350,10 +350,15 @@ def fdfd3d_docs(draw) -> dict:
         doc["solver"] = {"type": "FDFDSolver", "method": method,
                          "tol": draw(st.floats(1e-6, 0.5)),
                          "max_iter": draw(st.integers(1, MAX_RUN_ITERS)), "progress_every": 5,
-                         "preconditioner": draw(st.sampled_from(["none", "jacobi"])),
+                         "preconditioner": draw(st.sampled_from(["auto", "none", "jacobi"])),
                          "symmetrize": True if method != "bicgstab" else draw(st.booleans()),
                          "raise_on_failure": draw(st.booleans())}
-    for key, opts in (("storage", ["indices", "arrays", "separable"]),
+    media = [m for s_ in doc["structures"] for m in
+             ([s_["medium"]] if "medium" in s_ else s_["geometry"]["media"].values())]
+    magnetic = any(isinstance(m, dict) and (m.get("mu_r", 1) != 1 or m.get("sigma_m", 0) != 0)
+                   for m in media)
+    storages = ["auto", "indices", "arrays"] + ([] if magnetic else ["separable"])
+    for key, opts in (("storage", storages),
                       ("precision", ["complex128", "complex64"]), ("rcs", [True, False]),
                       ("subpixel", [False, True]), ("slice_axis", ["x", "y", "z"])):
         if draw(st.booleans()):

@@ -6,15 +6,16 @@
   21 / 42 / 99 s), CAS ("arrays") and CIS ("indices") storage, COCG on the symmetrized
   system in complex128 to relative residuals 1e-6 and 1e-3: solve time (compile
   excluded: the jitted loop is compiled once per candidate and reused for both
-  tolerances), iterations, ms per iteration, coefficient memory. At the largest size
+  tolerances), iterations, ms per iteration, coefficient memory; and the default solver
+  (``default_separable_fastdiag_c128``: separable storage, one-stencil product, COCG
+  preconditioned by the empty box's exact inverse). At the largest size
   (40^3 on the CPU, to exercise the code) every candidate: storage (arrays, indices,
   separable, separable with the one-stencil product) x method (cocg, cocg_sr) in
   complex128; on the one-stencil product also the reduced precisions ("mixed":
   complex64 coefficients, search direction and product with complex128 x, r and
   reductions; complex64 vectors with complex128 reductions; both capped at 4,000
   iterations, as both diverged on the CPU at 40^3 and 64^3), BiCGSTAB on the seed and
-  symmetrized systems, Jacobi scaling, complex64-inner iterative refinement, and COCG
-  preconditioned by the empty box's exact inverse (``preconditioner="fastdiag"``).
+  symmetrized systems, Jacobi scaling and complex64-inner iterative refinement.
   ``EMJAX_FDFD_CANDIDATES=0`` leaves the candidates out. Each candidate's records
   carry ``<tag>_floor_MB_per_iter``, the memory-traffic floor of one iteration (see
   :func:`bytes_per_iteration`), ``<tag>_floor_ms_per_iter`` at the measured copy
@@ -157,7 +158,7 @@ def seed000_sphere(sizes=None, candidates: bool = True) -> list[dict]:
     out = [_rec(case, "-", "copy_bandwidth", bw / 1e9, "GB/s")]
     for n in sizes:
         sz = f"{n}^3"
-        sim = sphere_scenario(0.32 / n)
+        sim = sphere_scenario(0.32 / n, preconditioner="none")
         cpu_s, cas_s, cis_s = SEED_TABLE1.get(n, (np.nan,) * 3)
         out += [_rec(case, sz, "seed_cpu_time", cpu_s, "s"),
                 _rec(case, sz, "seed_gpu_cas_time", cas_s, "s"),
@@ -172,6 +173,11 @@ def seed000_sphere(sizes=None, candidates: bool = True) -> list[dict]:
                               "cocg", "complex128")
             del prep
         out.append(_rec(case, sz, "cis_over_cas_memory", mem["indices"] / mem["arrays"], ""))
+        # the default solver: separable storage, COCG preconditioned by fastdiag
+        prep = _quiet(fsolver.prepare, sim, storage="separable", preconditioner="fastdiag")
+        out += _candidate(case, sz, sim, bw, "default_separable_fastdiag_c128", prep,
+                          "separable_stencil", "cocg", "complex128")
+        del prep
     if candidates and os.environ.get("EMJAX_FDFD_CANDIDATES", "1") != "0":
         n = sizes[-1] if on_gpu() or os.environ.get("EMJAX_FDFD_SIZES") else 40
         out += _candidates(case, n, bw)
@@ -216,7 +222,7 @@ def _candidate(case, sz, sim, bw, tag, prep, storage, method, precision, *, hi=N
 def _candidates(case, n, bw) -> list[dict]:
     """Every storage x method x precision candidate at n^3 (see the module docstring)."""
     sz = f"{n}^3"
-    sim = sphere_scenario(0.32 / n)
+    sim = sphere_scenario(0.32 / n, preconditioner="none")
     out = []
     c64 = jnp.complex64
     for storage in ("arrays", "indices", "separable", "separable_stencil"):
@@ -239,11 +245,6 @@ def _candidates(case, n, bw) -> list[dict]:
                               storage, "cocg", "complex64", hi=hi, reduce_dtype=jnp.complex128,
                               tols=(1e-3,), max_iter=4000)
         del hi, lo
-    # COCG preconditioned by the empty box's exact inverse (fast diagonalization)
-    pc = _quiet(fsolver.prepare, sim, storage="separable", preconditioner="fastdiag")
-    out += _candidate(case, sz, sim, bw, "separable_stencil_cocg_fastdiag_c128", pc,
-                      "separable_stencil", "cocg", "complex128")
-    del pc
     runs = [
         ("indices_bicgstab_seed_system", dict(storage="indices", symmetrize=False)),
         ("indices_bicgstab_symmetrized", dict(storage="indices")),
@@ -294,7 +295,7 @@ def seed000_head(sim=None) -> list[dict]:
         if storage == "fastdiag":  # the stencil product, preconditioned
             prep = _quiet(fsolver.prepare, sim, storage="separable", preconditioner="fastdiag")
         elif storage != "separable_stencil":  # the stencil shares separable's set-up
-            prep = _quiet(fsolver.prepare, sim, storage=storage)
+            prep = _quiet(fsolver.prepare, sim, storage=storage, preconditioner="none")
         runs, comp, _ = timed_solve(
             prep, tols=(1e-6,), max_iter=sim.solver.max_iter,
             matvec=_matvec(prep, "separable_stencil" if storage == "fastdiag" else storage))

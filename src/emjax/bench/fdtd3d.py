@@ -157,11 +157,20 @@ SEED001_TARGET_FACTOR = 60
 """Issue #9: Mur on an H100 at least 60 times the seed's Mur figure (30 Gcells/s)."""
 
 
-def psi_traffic_per_slab_cell(itemsize: int) -> int:
-    """Bytes one CPML slab cell adds to a step (the slab-volume model): psi of two E
-    and two H components read and written (8 values), the combined strategy's slab
-    terms written and read back (8), the slab of each psi's source field read (4)."""
-    return 20 * itemsize
+def psi_traffic_per_slab_cell(itemsize: int, strategy: str = "combined") -> int:
+    """Bytes one CPML slab cell adds to a step (the slab-volume model), for the two E
+    and two H components tangential to the slab, per component:
+
+    * combined: psi read and written, the slab of the source field read, the slab term
+      written and read back by the bulk update: 5 values, 20 in all;
+    * per_face: the psi pass as above without the slab term (3), then the correction
+      pass reads the field's slab, the source field's slab and the new psi, and writes
+      the field's slab (4): 7 values, 28 in all (counted from the fusions' operands in
+      the optimized HLO)."""
+    per_component = {"combined": 5, "per_face": 7}
+    if strategy not in per_component:
+        raise ValueError(f"strategy = {strategy!r}: use 'combined' or 'per_face'")
+    return 4 * per_component[strategy] * itemsize
 
 
 def _mri_variant(sim: FDTD3D, **fields) -> FDTD3D:
@@ -193,10 +202,12 @@ def seed001_pml_thickness(thicknesses=None, steps: int | None = None,
     Records per thickness and strategy: all-cells and non-PML Gcells/s, ms per step,
     psi MiB, and the step's cost relative to the PEC-walled interior (a bare step),
     measured and predicted by the slab-volume model (every cell at the bare step's
-    bytes per cell, plus :func:`psi_traffic_per_slab_cell` per psi cell), with the
-    deviation in %; and the cost relative to Mur. Mur is timed twice: planes folded
-    into the update and written in place (``update3d.MUR_FOLD``); the folded one is
-    the reference.
+    bytes per cell, plus :func:`psi_traffic_per_slab_cell` of the strategy per psi
+    cell), with the deviation in %, and the deviation of the growth with thickness (the
+    least-squares slope of measured against predicted cost over the thicknesses, which
+    leaves out a strategy's fixed per-step cost); and the cost relative to Mur. Mur is
+    timed twice: planes folded into the update and written in place
+    (``update3d.MUR_FOLD``); the folded one is the reference.
     """
     from ..fdtd import update3d
     from ..fdtd.setup import psi_bytes
@@ -219,9 +230,10 @@ def seed001_pml_thickness(thicknesses=None, steps: int | None = None,
          "value": SEED001_MRI_MUR, "unit": "Mcells/s", "device": dev},
         {"case": case, "size": 0, "metric": "non-PML cells", "value": float(n_int),
          "unit": "cells", "device": dev},
-        {"case": case, "size": 0, "metric": "psi traffic per slab cell (model)",
-         "value": float(psi_traffic_per_slab_cell(4)), "unit": "B",  # float32
-         "device": dev},
+    ] + [
+        {"case": case, "size": 0, "metric": f"{strategy}: traffic per slab cell (model)",
+         "value": float(psi_traffic_per_slab_cell(4, strategy)), "unit": "B",  # float32
+         "device": dev} for strategy in strategies
     ]
 
     def rec(t, metric, value, unit):
@@ -236,6 +248,7 @@ def seed001_pml_thickness(thicknesses=None, steps: int | None = None,
         return s_step, compile_s
 
     mur_s = bare_s = bare_bytes = None
+    growth: dict[str, list[tuple[float, float]]] = {}
     for t in sorted(set(thicknesses)):
         tc = max(t, 1)
         base = mri_coil(shape=tuple(n + 2 * tc for n in interior), spacing=spacing, pml=tc,
@@ -292,15 +305,24 @@ def seed001_pml_thickness(thicknesses=None, steps: int | None = None,
             if mur_s is not None:
                 rec(t, f"{strategy}: cost vs Mur, measured", s_step / mur_s, "x")
             if bare_s is not None:
-                predicted = (n_tot * b_cell + psi_cells * psi_traffic_per_slab_cell(item)
-                             ) / bare_bytes
+                predicted = (n_tot * b_cell + psi_cells * psi_traffic_per_slab_cell(
+                    item, strategy)) / bare_bytes
                 measured = s_step / bare_s
                 rec(t, f"{strategy}: cost vs bare interior, slab-volume prediction",
                     predicted, "x")
                 rec(t, f"{strategy}: cost vs bare interior, measured", measured, "x")
                 rec(t, f"{strategy}: measured against prediction",
                     100 * (measured / predicted - 1), "%")
+                growth.setdefault(strategy, []).append((predicted, measured))
         del first
+    for strategy, pts in growth.items():
+        if len(pts) >= 2:
+            # what thickness adds, free of the strategy's fixed per-step cost (kernel
+            # launches): the least-squares slope of measured against predicted cost
+            pred, meas = np.array(pts).T
+            slope = np.polyfit(pred, meas, 1)[0]
+            rec(max(thicknesses), f"{strategy}: growth with thickness, measured against "
+                "prediction (fitted slope)", 100 * (slope - 1), "%")
     return recs
 
 

@@ -96,7 +96,8 @@ def fast_diag(shape, spacing, shift: complex, kw_wall: complex, s_int=None, s_ha
         sig.append(jnp.asarray(sg))
     return {"fwd": (tuple(fwd_h), tuple(fwd_i)), "inv": (tuple(inv_h), tuple(inv_i)),
             "sig": tuple(sig), "shift": jnp.asarray(complex(shift)),
-            "inv_wall": jnp.asarray(1.0 / complex(kw_wall)), "r": r}
+            "inv_wall": jnp.asarray(1.0 / complex(kw_wall)), "r": r,
+            "r_inv": None if r is None else 1.0 / jnp.asarray(r)}
 
 
 def _along(mat, u, axis):
@@ -118,12 +119,31 @@ def _transform(mats, u, a):
     return u
 
 
+BATCHED = True
+"""Transform the three components together (one batched matrix product per axis, the
+component as batch) instead of one at a time."""
+
+_EINSUM = ("cab,cbyz->cayz", "cab,cxbz->cxaz", "cab,cxyb->cxya")
+
+
+def _transform3(mats, u):
+    """:func:`_transform` of all three components of ``u`` (3, nx, ny, nz) at once."""
+    half, integer = mats
+    for b in range(3):
+        m = jnp.stack([half[b] if b == a else integer[b] for a in range(3)])
+        u = jnp.einsum(_EINSUM[b], m, u)
+    return u
+
+
 def apply_fast_diag(pops, y):
     """M y for :func:`fast_diag` (y of shape (3, nx, ny, nz))."""
     shape = y.shape[1:]
     r = pops["r"]
-    x = y if r is None else y / r
-    xh = [_transform(pops["fwd"], x[a], a) for a in range(3)]
+    x = y if r is None else y * pops["r_inv"]
+    if BATCHED:
+        xh = list(_transform3(pops["fwd"], x))
+    else:
+        xh = [_transform(pops["fwd"], x[a], a) for a in range(3)]
     sg = [pops["sig"][b].reshape([-1 if i == b else 1 for i in range(3)]) for b in range(3)]
     s2 = sg[0] * sg[0] + sg[1] * sg[1] + sg[2] * sg[2]  # unconjugated sig . sig
     s = pops["shift"]
@@ -131,8 +151,11 @@ def apply_fast_diag(pops, y):
     safe = jnp.where(s2 != 0, s2, 1.0)
     lg = (-1.0 / s - tr) / safe  # (longitudinal - transverse) / (sig . sig)
     sdotx = sg[0] * xh[0] + sg[1] * xh[1] + sg[2] * xh[2]
-    z = jnp.stack([_transform(pops["inv"], tr * xh[a] + lg * sg[a] * sdotx, a)
-                   for a in range(3)])
+    zh = [tr * xh[a] + lg * sg[a] * sdotx for a in range(3)]
+    if BATCHED:
+        z = _transform3(pops["inv"], jnp.stack(zh))
+    else:
+        z = jnp.stack([_transform(pops["inv"], zh[a], a) for a in range(3)])
     if r is not None:
         z = r * z
     # wall samples (index 0 along the axes other than the component's): 1 / kw there

@@ -218,7 +218,7 @@ def estimate(sim) -> dict[str, int]:
     """Device bytes of a solve, by item: coefficients, Krylov vectors; allocates nothing."""
     n = int(np.prod(sim.domain.cells))
     c = 16 if sim.precision == "complex128" else 8
-    if sim.storage == "arrays":
+    if sim.resolved_storage == "arrays":
         coeff = 15 * n * c
     else:
         coeff = 6 * n * 2 + 2 * 65536 * 3 * c  # worst-case tables
@@ -226,10 +226,12 @@ def estimate(sim) -> dict[str, int]:
     vec = nvec * 3 * n * c
     fields = 2 * 3 * n * c
     out = {"coefficients": coeff, "krylov_vectors": vec, "fields": fields}
-    if sim.solver.preconditioner == "jacobi":
+    pre = sim.resolved_preconditioner()
+    if pre == "jacobi":
         out["jacobi_scale"] = 3 * n * c
-    elif sim.solver.preconditioner == "fastdiag":
-        # r, the stored z = M r, and the transform's intermediates (about two vectors)
-        out["fastdiag"] = 4 * 3 * n * c
+    elif pre == "fastdiag":
+        # r and 1/r, the stored z = M r, and the transform's intermediates (about two
+        # vectors)
+        out["fastdiag"] = 5 * 3 * n * c
     out["total"] = sum(out.values())
     return out

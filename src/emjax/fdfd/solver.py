@@ -52,15 +52,21 @@ class Prepared:
     h_inc: np.ndarray
     coeff_bytes: int
     setup_time: float
+    storage: str = "indices"  # as resolved from "auto"
+    preconditioner: str = "none"
 
 
 def prepare(sim, *, storage: str | None = None, precision: str | None = None,
             preconditioner: str | None = None, symmetrize: bool | None = None) -> Prepared:
-    """Coefficients (CAS or CIS), right-hand side and scaling for ``sim``'s solve."""
+    """Coefficients (CAS, CIS or separable), right-hand side, scaling and preconditioner
+    for ``sim``'s solve; arguments left None (or "auto") follow the scenario, with "auto"
+    resolved as :attr:`FDFD3D.resolved_storage` and :meth:`FDFD3D.resolved_preconditioner`
+    say."""
     t0 = time.perf_counter()
-    storage = storage or sim.storage
+    storage = sim.resolved_storage if storage in (None, "auto") else storage
     precision = precision or sim.precision
-    pre = preconditioner or sim.solver.preconditioner
+    pre = sim.resolved_preconditioner(storage, precision) if preconditioner in (None, "auto") \
+        else preconditioner
     sym = sim.solver.symmetrize if symmetrize is None else symmetrize
     refuse_if_too_large(sim.name, setup.estimate(sim))  # before rasterising anything
     st = setup.build(sim)
@@ -133,7 +139,8 @@ def prepare(sim, *, storage: str | None = None, precision: str | None = None,
                                       r=operator._sep_factors(ops, shape)[1])
     ops["symmetrize"] = sym
     return Prepared(sim=sim, st=st, ops=ops, b=bj, b_seed=b, e_inc=e_inc, h_inc=h_inc,
-                    coeff_bytes=int(coeff_bytes), setup_time=time.perf_counter() - t0)
+                    coeff_bytes=int(coeff_bytes), setup_time=time.perf_counter() - t0,
+                    storage=storage, preconditioner=pre)
 
 
 def _matvec(ops):
@@ -364,7 +371,8 @@ def run(sim, *, progress: bool = False, checkpoint_every: int | None = None,
     md = MonitorData(name="scattered", kind="DFTMonitor", data=data, coords=coords,
                      attrs={"quantity": "scattered field phasors (e^{+j w t})"})
     meta = {
-        "solver": "fdfd", "method": sim.solver.method, "storage": sim.storage,
+        "solver": "fdfd", "method": sim.solver.method, "storage": prep.storage,
+        "preconditioner": prep.preconditioner,
         "precision": sim.precision, "iterations": start + kres.iterations,
         "matvecs": kres.matvecs, "relative_residual": kres.residual,
         "converged": kres.flag == krylov.CONVERGED,

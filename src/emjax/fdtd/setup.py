@@ -245,6 +245,8 @@ def prepare(sim, *, align: int | None = None) -> FDTDSetup:
             slab, face, grid.spacing[slab.axis], dt, sim.background.eps_r,
             sim.background.mu_r, dtype,
         )
+        # the slab's first index as data, for in-place per_face corrections (update3d)
+        pml[slab.key]["start"] = np.int32(slab.start)
     layout = Layout(
         shape=grid.shape,
         pad_z=grid.pad_z,

@@ -146,35 +146,51 @@ def coefficient(c: dict, comp: int, slices=None):
     return c["a"][0], c["b"][0]
 
 
-def _mask_low(F, axes):
-    """Zero the index-0 plane of F along each axis in ``axes`` (PEC walls)."""
+def _mask_low(F, axes, start=(0, 0, 0)):
+    """Zero the index-0 plane of F along each axis in ``axes`` (PEC walls); F is the
+    box of the grid that begins at ``start``."""
     if not axes:
         return F
     keep = None
     for a in axes:
-        k = _iota(F.shape, a) != 0
+        k = _iota(F.shape, a) + start[a] != 0
         keep = k if keep is None else keep & k
     return jnp.where(keep, F, 0)
 
 
-def _mask_high(F, axes, nodes):
+def _mask_high(F, axes, nodes, start=(0, 0, 0)):
     """Zero the last physical entry (index ``nodes[a] - 1``) along each axis in ``axes``:
     the unused entry of an extended axis, or the dead half cell beyond a Mur plane."""
     if not axes:
         return F
     keep = None
     for a in axes:
-        k = _iota(F.shape, a) != nodes[a] - 1
+        k = _iota(F.shape, a) + start[a] != nodes[a] - 1
         keep = k if keep is None else keep & k
     return jnp.where(keep, F, 0)
 
 
-def _mask_padding(F, lay: Layout):
+def _mask_padding(F, lay: Layout, start=(0, 0, 0)):
     """Zero the z padding of an E component: the wall plane's tangential E (the
     unpadded array's implicit zero beyond its end) and everything beyond it."""
     if not lay.pad_z:
         return F
-    return jnp.where(_iota(F.shape, 2) < lay.nodes[2], F, 0)
+    return jnp.where(_iota(F.shape, 2) + start[2] < lay.nodes[2], F, 0)
+
+
+def _mask(F, comp: int, lay: Layout, electric: bool, start=(0, 0, 0)):
+    """Entries of component ``comp`` that the walls hold at zero, zeroed; F is the box
+    of the grid that begins at ``start`` (masks are linear: a box's correction can be
+    masked on its own)."""
+    if electric:
+        F = _mask_low(F, [a_ for a_ in range(3) if a_ != comp and lay.pec_low[a_]], start)
+        F = _mask_high(F, [comp] if lay.pmc_high[comp] else [], lay.nodes, start)
+        # All three components: the normal Ez there lies beyond the wall.
+        return _mask_padding(F, lay, start)
+    # Beyond an upper Mur plane the half cell is dead: its tangential H is zero.
+    # (H in the z padding needs no mask: it only ever sees zero E.)
+    dead = [a_ for a_ in range(3) if a_ != comp and (lay.pmc_high[a_] or lay.mur_high[a_])]
+    return _mask_high(F, dead, lay.nodes, start)
 
 
 def _pad_patch(x, start, shape):
@@ -194,6 +210,11 @@ def _fold_tfsf() -> bool:
     return TFSF_FOLD if TFSF_FOLD is not None else jax.default_backend() != "cpu"
 
 
+PER_FACE_DUS: bool = True
+"""per_face slab corrections as dynamic_slice + dynamic_update_slice (True), which
+XLA:GPU updates in place, or as ``.at[slab].add`` scatters (False)."""
+
+
 MUR_FOLD: bool = True
 """Mur planes: written inside the fused E update behind a barrier (True) or with
 ``dynamic_update_slice`` after it (False). Folded moved fewer bytes on a CPU (see
@@ -204,14 +225,25 @@ def _fold_mur() -> bool:
     return MUR_FOLD
 
 
-def _add_patches(out, terms, coeffs, comp: int, sign: float):
+def _add_patches(out, terms, coeffs, comp: int, sign: float, runtime=None):
     """``out[patch] += sign * b * patch`` for each (start, patch), in place (the buffer
-    is fresh from the update); b gathered over the patch only."""
-    for start, patch in terms:
+    is fresh from the update); b gathered over the patch only.
+
+    ``runtime``: per patch, None or a traced int32 equal to the start along the patch's
+    thin axis (the one where it is smaller than ``out``). XLA:GPU updates a slice in
+    place only when the slice read and the update share their index operands; static
+    starts turn the read into a plain slice and the update into a copy of all of
+    ``out`` (ncu: 96 us per slab correction on 322 x 338 x 336)."""
+    for i, (start, patch) in enumerate(terms):
         sl = tuple(slice(s_, s_ + n) for s_, n in zip(start, patch.shape, strict=True))
         _, b = coefficient(coeffs, comp, sl)
-        cur = lax.dynamic_slice(out, start, patch.shape)
-        out = lax.dynamic_update_slice(out, cur + sign * b * patch.astype(out.dtype), start)
+        at = start
+        r = None if runtime is None else runtime[i]
+        if r is not None:
+            thin = next(a for a in range(3) if patch.shape[a] < out.shape[a])
+            at = tuple(r if a == thin else jnp.int32(start[a]) for a in range(3))
+        cur = lax.dynamic_slice(out, at, patch.shape)
+        out = lax.dynamic_update_slice(out, cur + sign * b * patch.astype(out.dtype), at)
     return out
 
 
@@ -255,26 +287,25 @@ def _update(F, G, coeffs, pml, psi, lay: Layout, *, electric: bool, extra=None):
                 corr = lax.optimization_barrier(list(corr))
                 for slab, c_ in zip(slabs_, corr, strict=True):
                     curl = curl + _pad_to_full(c_, slab, n_shape[slab.axis])
-            out = a * F[comp] + sign * b * curl
+            out = _mask(a * F[comp] + sign * b * curl, comp, lay, electric)
         else:
-            out = a * F[comp] + sign * b * curl
+            # The walls' masks go on the bulk and on each slab's correction, so that the
+            # corrections are the last writes: XLA then updates their slabs in place.
+            out = _mask(a * F[comp] + sign * b * curl, comp, lay, electric)
             if corrections[comp]:  # 14.3 -> 15.9 Gcells/s at 512^3 (BENCHMARKS.md)
                 out = lax.optimization_barrier(out)
+            terms = []
             for slab, corr in corrections[comp]:
-                sl = slab.slices(n_shape)
-                _, b_slab = coefficient(coeffs, comp, sl)
-                out = out.at[sl].add(sign * b_slab * corr)
-        if electric:
-            out = _mask_low(out, [a_ for a_ in range(3) if a_ != comp and lay.pec_low[a_]])
-            out = _mask_high(out, [comp] if lay.pmc_high[comp] else [], lay.nodes)
-            # All three components: the normal Ez there lies beyond the wall.
-            out = _mask_padding(out, lay)
-        else:
-            # Beyond an upper Mur plane the half cell is dead: its tangential H is zero.
-            # (H in the z padding needs no mask: it only ever sees zero E.)
-            dead = [a_ for a_ in range(3)
-                    if a_ != comp and (lay.pmc_high[a_] or lay.mur_high[a_])]
-            out = _mask_high(out, dead, lay.nodes)
+                start = tuple(s_.start for s_ in slab.slices(n_shape))
+                terms.append((start, _mask(corr, comp, lay, electric, start)))
+            if PER_FACE_DUS:
+                out = _add_patches(out, terms, coeffs, comp, sign, runtime=[
+                    pml[slab.key].get("start") for slab, _ in corrections[comp]])
+            else:
+                for (_, corr), (slab, _) in zip(terms, corrections[comp], strict=True):
+                    sl = slab.slices(n_shape)
+                    _, b_slab = coefficient(coeffs, comp, sl)
+                    out = out.at[sl].add(sign * b_slab * corr)
         if extra is not None and not _fold_tfsf():
             out = _add_patches(out, extra[comp], coeffs, comp, sign)
         if electric and lay.mur and not _fold_mur():
