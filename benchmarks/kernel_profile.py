@@ -64,13 +64,6 @@ def dump(name, compiled):
         fh.write(compiled.as_text())
 
 
-def _per_face_dus():
-    """EMJAX_PER_FACE_DUS=0 selects the scatter form of the per_face corrections."""
-    from emjax.fdtd import update3d
-
-    update3d.PER_FACE_DUS = os.environ.get("EMJAX_PER_FACE_DUS", "1") != "0"
-
-
 def _mri_coil(t: int, align, strategy: str = "combined"):
     """(mri-coil with CPML t around the seed's interior, the interior's shape); slabs
     stored a multiple of ``align`` (3 ints) cells thick, or the module's default (None).
@@ -81,7 +74,6 @@ def _mri_coil(t: int, align, strategy: str = "combined"):
 
     if align is not None:
         cpml.SLAB_ALIGN = tuple(align)
-    _per_face_dus()
     small = jax.default_backend() == "cpu"
     interior, d = ((52, 55, 54), 24e-3) if small else (SEED001_MRI_INTERIOR, 4e-3)
     sim = mri_coil(shape=tuple(n + 2 * t for n in interior), spacing=d, pml=t,

@@ -24,7 +24,6 @@ points. Prints one line per candidate: iterations, products per iteration, CPU s
 from __future__ import annotations
 
 import functools
-import os
 import sys
 import time
 import warnings
@@ -139,8 +138,6 @@ def timed(n: int, name: str = "fdiag:0", max_iter: int = 4000):
     """Seconds to 1e-3 and 1e-6 (compile excluded, one fused while_loop from zero, as
     ``emjax.bench.fdfd.timed_solve``), set-up seconds of the preconditioner, and the
     per-call times of one product and one preconditioner application."""
-    # EMJAX_FASTDIAG_BATCHED=0: the three components transformed one at a time
-    precond.BATCHED = os.environ.get("EMJAX_FASTDIAG_BATCHED", "1") != "0"
     prep, ops = build(n)
     t = time.perf_counter()
     pre, extra, _ = candidate(name, prep, ops)
