@@ -3,6 +3,7 @@ counts on the CPU.
 
 Usage: python benchmarks/precond_study.py N [CANDIDATE ...]
        python benchmarks/precond_study.py time N [CANDIDATE]   (GPU timing, default fdiag:0)
+       python benchmarks/precond_study.py mixed N|head [INNER_TOL]  (complex64 inner solves)
   candidates: plain, fdiag:BETA[:EPS_BG[:SIGN]], fourier:BETA[:EPS_BG[:SIGN]],
   cheb:DEGREE:RATIO (default: plain fdiag:0 fdiag:0.5 fourier:0.5 cheb:2:10)
 
@@ -168,9 +169,42 @@ def timed(n: int, name: str = "fdiag:0", max_iter: int = 4000):
               f"ms/iter, flag {int(s['flag'])}, true residual {true:.2e}", flush=True)
 
 
+def mixed(case: str, inner_tol: float = 1e-3, tol: float = 1e-6):
+    """Seconds to ``tol`` of complex64 fastdiag-preconditioned COCG solves to
+    ``inner_tol`` inside complex128 iterative refinement (second run timed, compile
+    excluded), beside complex128 preconditioned COCG; ``case`` an n for the sphere at
+    n^3 or "head" (the built-in head-900mhz)."""
+    from emjax.bench.fdfd import timed_solve
+    from emjax.scenarios import load_builtin
+
+    sim = load_builtin("head-900mhz") if case == "head" else sphere_scenario(0.32 / int(case))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        hi = fsolver.prepare(sim, storage="separable", preconditioner="fastdiag")
+    kh = fsolver._kernel_ops(hi.ops)
+    kl = jax.tree_util.tree_map(
+        lambda a: a.astype(jnp.complex64) if jnp.iscomplexobj(a) else a, kh)
+    (run128,), _, _ = timed_solve(hi, tols=(tol,), matvec=MV, max_iter=20000)
+    print(f"{case} on {jax.devices()[0].device_kind}: complex128 fastdiag COCG to {tol:g}: "
+          f"{run128[0]:.4f} s, {run128[1]} iterations", flush=True)
+    for _ in range(2):  # the second run is timed (the first compiles)
+        t = time.perf_counter()
+        r = krylov.refine(MV, kh, kl, hi.b, tol=tol, inner_tol=inner_tol, max_iter=20000,
+                          precond=precond.from_ops)
+        jax.block_until_ready(r.x)
+        sec = time.perf_counter() - t
+    true = float(jnp.linalg.norm(hi.b - MV(kh, r.x)) / jnp.linalg.norm(hi.b))
+    err = float(jnp.linalg.norm(r.x - run128[3]) / jnp.linalg.norm(run128[3]))
+    print(f"  complex64 inner to {inner_tol:g} in complex128 refinement: {sec:.4f} s, "
+          f"{r.iterations} inner iterations, flag {r.flag}, true residual {true:.2e}, "
+          f"difference from complex128 {err:.2e}", flush=True)
+
+
 def main(argv):
     if argv[0] == "time":
         return timed(int(argv[1]), *argv[2:3])
+    if argv[0] == "mixed":
+        return mixed(argv[1], *(float(a) for a in argv[2:3]))
     n = int(argv[0])
     names = argv[1:] or ["plain", "fdiag:0", "fdiag:0.5", "fourier:0.5", "cheb:2:10"]
     prep, ops = build(n)

@@ -111,7 +111,8 @@ def _transform3(mats, u):
     half, integer = mats
     for b in range(3):
         m = jnp.stack([half[b] if b == a else integer[b] for a in range(3)])
-        u = jnp.einsum(_EINSUM[b], m, u)
+        # full precision: XLA:GPU may run float32 products in TF32 otherwise
+        u = jnp.einsum(_EINSUM[b], m, u, precision=lax.Precision.HIGHEST)
     return u
 
 
