@@ -61,6 +61,9 @@ fixes how the kernels of :mod:`emjax.dga.step` see them:
   by a dynamic slice at the same runtime offset, ``K["uoff"]``) instead of a
   concatenate of the buckets' results: one in-place kernel per bucket, no kernel
   holding every bucket's code.
+* ``dmajor`` (packed, node order): the cyclic diagonals stored (nd, nv, w) instead of
+  (nv, nd, w), so that the threads applying one diagonal read it contiguously across
+  nodes rather than in w-long pieces nd w apart.
 * ``uadd``: the new u is ``u + concatenate(du per bucket)``: u itself is read only by
   an elementwise add of its own shape, so XLA may write the result over u (in a loop,
   where u is the carried state) instead of into a new array copied back into the loop's
@@ -69,9 +72,10 @@ fixes how the kernels of :mod:`emjax.dga.step` see them:
 
 ``"rows-slot"`` keeps the first version's kernels verbatim (reference for the others).
 
-Default ``"tets-node-sym-da"``: packed matrices, no t6 pass, and u + concatenate(du)
-(H100, 20.2M DoFs, 2026-11-23): Ampere 0.360 ms against 0.411 for ``-d`` (the copy of
-u after the concatenate is gone), Faraday 0.251 ms, step 0.591 ms. The gathered node
+Default ``"tets-node-sym-dam"``: packed matrices stored diagonal-major, no t6 pass, and
+u + concatenate(du) (H100, 20.2M DoFs, 2026-11-23): Ampere 0.335 ms against 0.369 for
+``-da`` in the same run (0.360 earlier; 0.411 for ``-d``, whose copy of u after the
+concatenate ``-da`` removed), Faraday 0.255 ms, step 0.575 ms. The gathered node
 products (``-g``, ``-ga``, ``-gu``, ``-gra``) measured slower: 0.50 to 1.21 ms for Ampere.
 
 Variants give the same results to rounding (tests/test_dga.py compares them);
@@ -94,6 +98,8 @@ VARIANTS: dict[str, dict] = {
     "tets-node-sym-d": {"f_order": "tets", "u_order": "node", "sym": True, "direct": True},
     "tets-node-sym-da": {"f_order": "tets", "u_order": "node", "sym": True, "direct": True,
                          "uadd": True},
+    "tets-node-sym-dam": {"f_order": "tets", "u_order": "node", "sym": True, "direct": True,
+                          "uadd": True, "dmajor": True},
     "tets-node-sym-g": {"f_order": "tets", "u_order": "node", "sym": True, "direct": True,
                         "gterm": True},
     "tets-node-sym-gu": {"f_order": "tets", "u_order": "node", "sym": True, "direct": True,
@@ -117,7 +123,7 @@ VARIANTS: dict[str, dict] = {
 }
 """Kernel variants by name; see the module docstring."""
 
-DEFAULT_VARIANT = "tets-node-sym-da"
+DEFAULT_VARIANT = "tets-node-sym-dam"
 SMALL_MESH_VARIANT = "rows-slot"
 SMALL_MESH_TETS = 500_000
 """Below this many tetrahedra the whole state sits in a GPU's L2 cache and the first
@@ -153,6 +159,7 @@ class Spec:
     groll: bool = False
     inplace: bool = False
     uadd: bool = False
+    dmajor: bool = False
 
     @property
     def f_shape(self) -> tuple[int, int]:
@@ -222,6 +229,10 @@ def make_layout(ops: Operators, variant: str = DEFAULT_VARIANT) -> Layout:
     if v.get("shared") and not (v["sym"] and v["u_order"] == "node"):
         raise SetupError(f"kernel variant '{variant}': shared matrices need packed ones "
                          "matrices in node order")
+    if v.get("dmajor") and (not v["sym"] or v.get("shared") or v.get("gterm")
+                            or v["u_order"] != "node"):
+        raise SetupError(f"kernel variant '{variant}': diagonal-major matrices need packed "
+                         "matrices stored per node, in node order, without per-term gathers")
     if v.get("gterm") and (not v["sym"] or v.get("shared") or v["u_order"] != "node"):
         raise SetupError(f"kernel variant '{variant}': per-term gathers need packed "
                          "matrices stored per node (not shared), in node order")
@@ -239,7 +250,7 @@ def make_layout(ops: Operators, variant: str = DEFAULT_VARIANT) -> Layout:
                 direct=v.get("direct", False), shared=v.get("shared", False),
                 lean=v.get("lean", False), gterm=v.get("gterm", False),
                 groll=v.get("groll", False), inplace=v.get("inplace", False),
-                uadd=v.get("uadd", False),
+                uadd=v.get("uadd", False), dmajor=v.get("dmajor", False),
                 buckets=tuple((b.offset, b.width, b.count) for b in ops.buckets),
                 lossy=tuple(b.Msig is not None for b in ops.buckets))
     return Layout(spec=spec, u_perm=u_perm, f_pos=f_pos, he_pos=u_perm[ops.he_pos],
@@ -399,7 +410,10 @@ def kernel_arrays(ops: Operators, lay: Layout, dt: float, dtype, lossless: bool 
             B["Dtab"] = B["Dtab"].astype(dtype)
         elif spec.sym:
             D, Dh = _pack_cyclic(Minv)
-            B["D"] = (_node_major(D) if node else D).astype(dtype)
+            if spec.dmajor:  # (nd, nv, w): each diagonal contiguous over the nodes
+                B["D"] = np.ascontiguousarray(np.moveaxis(D, 2, 1)).astype(dtype)
+            else:
+                B["D"] = (_node_major(D) if node else D).astype(dtype)
             if Dh is not None:
                 B["Dh"] = (_node_major(Dh) if node else Dh).astype(dtype)
         else:

@@ -228,7 +228,10 @@ def ampere(u, f, K, spec, current=None):
         elif spec.sym:
             x = _signed_take(G, g)
             D = B["D"]
-            diags = [D[:, d, :] if node else D[d] for d in range(D.shape[1 if node else 0])]
+            if spec.dmajor or not node:
+                diags = [D[d] for d in range(D.shape[0])]
+            else:
+                diags = [D[:, d, :] for d in range(D.shape[1])]
             du = diags[0] * x
             for d, Dd in enumerate(diags[1:], start=1):
                 du = du + Dd * _roll(x, -d, ax) + _roll(Dd * x, d, ax)
