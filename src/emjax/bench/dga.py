@@ -91,18 +91,22 @@ def time_variant(ops, lay, dt: float, n: int = 50, repeats: int = 5, seed: int =
     K = jax.device_put(K)
     rng = np.random.default_rng(seed)
     u = jnp.asarray(lay.u_from_canonical(rng.standard_normal(ops.nu).astype(np.float32)))
-    f = jnp.asarray(lay.f_from_canonical(
+    f = jax.tree_util.tree_map(jnp.asarray, lay.f_from_canonical(
         rng.standard_normal((4, ops.cx.num_tets)).astype(np.float32)))
 
+    # each half-step alone, its input made to depend on the previous pass through one
+    # entry (so that XLA cannot hoist it out of the loop)
     def far(c, K):
         u, f = c
         f2 = kern.faraday(u, f, K, spec)
-        return u.at[0].set(f2.reshape(-1)[0]), f2
+        return u.at[0].set(jax.tree_util.tree_leaves(f2)[0].reshape(-1)[0]), f2
 
     def amp(c, K):
         u, f = c
         u2 = kern.ampere(u, f, K, spec)
-        return u2, f.reshape(-1).at[0].set(u2[0]).reshape(f.shape)
+        leaves, tree = jax.tree_util.tree_flatten(f)
+        first = leaves[0].reshape(-1).at[0].set(u2[0]).reshape(leaves[0].shape)
+        return u2, jax.tree_util.tree_unflatten(tree, [first, *leaves[1:]])
 
     def step(c, K):
         u, f = c
@@ -163,7 +167,7 @@ def measure(rings: int, layers: int, variants=None, sparse: bool = True,
         lay = make_layout(ops, DEFAULT_VARIANT)
         S = jax.device_put(sparse_kernel_arrays(ops, lay, dt, np.float32))
         u = jnp.zeros(ops.nu, jnp.float32).at[0].set(1.0)
-        f = jnp.zeros(lay.spec.f_shape, jnp.float32)
+        f = lay.spec.f_zeros(jnp.float32)
 
         def sstep(c, S):
             u, f = c

@@ -225,7 +225,7 @@ class DGASolver:
     def init_state(self) -> dict:
         s = self.setup
         return {"u": jnp.zeros((s.ops.nu,), s.dtype),
-                "f": jnp.zeros(self.spec.f_shape, s.dtype), "n": jnp.zeros((), jnp.int32)}
+                "f": self.spec.f_zeros(s.dtype), "n": jnp.zeros((), jnp.int32)}
 
     def empty_record(self) -> dict:
         dt, nt = self.setup.dtype, self.setup.cx.num_tets
@@ -421,11 +421,12 @@ def _chunk(state, consts, xs, step0, *, sim, spec, length, has_cur, has_soft):
         return {"u": u_new, "f": f_new, "n": carry["n"] + 1, "snap": snap}, ys
 
     nt = spec.nt
-    state = dict(state, snap=[[jnp.zeros((length // m.interval + 1, 3, nt), state["f"].dtype)] * 2
+    state = dict(state, snap=[[jnp.zeros((length // m.interval + 1, 3, nt), state["u"].dtype)] * 2
                               for m in sim.snapshots])
     state, ys = lax.scan(body, state, xs, length=length)
     ys["snap"] = state.pop("snap")
-    finite = jnp.isfinite(jnp.sum(jnp.abs(state["u"])) + jnp.sum(jnp.abs(state["f"])))
+    finite = jnp.isfinite(sum(jnp.sum(jnp.abs(a))
+                              for a in jax.tree_util.tree_leaves((state["u"], state["f"]))))
     return state, ys, finite
 
 

@@ -38,7 +38,7 @@ def spectral_radius(K1: dict, spec, E: dict, nu: int, free: np.ndarray, iters: i
     if v0 is None:
         v0 = jax.random.normal(jax.random.PRNGKey(seed), (nu,), dtype)
     v0 = jnp.asarray(v0, dtype) * mask
-    zero_f = jnp.zeros(spec.f_shape, dtype)
+    zero_f = spec.f_zeros(dtype)
     layout = spec
 
     def apply(u):

@@ -102,11 +102,41 @@ def _take2(x, i, j):
 
 
 def _frows(f, spec):
-    return [f[k] for k in range(4)] if spec.f_order == "rows" else [f[:, k] for k in range(4)]
+    if spec.f_order in ("rows", "split"):
+        return [f[k] for k in range(4)]
+    return [f[:, k] for k in range(4)]
 
 
 def _fstack(rows, spec):
+    """The four rows in the variant's form of f (a tuple for "split")."""
+    if spec.f_order == "split":
+        return tuple(rows)
     return jnp.stack(rows, axis=0 if spec.f_order == "rows" else 1)
+
+
+def _fflat(f):
+    """f as one flat array in the order of ``Layout.f_pos`` (split rows are stacked: a
+    copy, for the sparse formulation and tests, not for the dense kernels)."""
+    return jnp.stack(f).ravel() if isinstance(f, tuple | list) else f.ravel()
+
+
+def _fdtype(f):
+    return f[0].dtype if isinstance(f, tuple | list) else f.dtype
+
+
+def _pick(i, rows):
+    """``rows[i]`` elementwise for an int32 array i in 0..3."""
+    return jnp.where(i == 0, rows[0], jnp.where(i == 1, rows[1],
+                                                jnp.where(i == 2, rows[2], rows[3])))
+
+
+def _ftake(f, pos):
+    """f at flat positions ``pos`` (``Layout.f_pos`` order) without flattening f."""
+    if isinstance(f, tuple | list):
+        nt = f[0].shape[0]
+        t = pos % nt
+        return _pick(pos // nt, [r[t] for r in f])
+    return f.ravel()[pos]
 
 
 def _roll(x, shift: int, axis: int):
@@ -159,6 +189,8 @@ def faraday(u, f, K, spec):
     # f minus the stacked increments, not the stack of per-row differences: f is then
     # read only by one elementwise op of its own shape, so XLA writes the result over
     # the donated f instead of copying all of f after the kernel in every step.
+    if spec.f_order == "split":  # one multi-output fusion: a thread per tet
+        return tuple(f[k] - inc[k] for k in range(4))
     return f - _fstack(inc, spec)
 
 
@@ -167,14 +199,17 @@ def edge_sums(f, K, spec):
     edge (A), edges in the order of K["gpos"]."""
     if spec.legacy:
         return _edge_sums_legacy(f, K)
-    parts = [jnp.zeros((1,), f.dtype)]
+    parts = [jnp.zeros((1,), _fdtype(f))]
     if spec.direct:
-        ff = f.ravel()
+        ff = None if spec.f_order == "split" else f.ravel()
         kp, km = jnp.asarray(_KP, jnp.int32), jnp.asarray(_KM, jnp.int32)
 
         def contribution(code):
             t, le = code >> 4, code & 7
-            if spec.lean and spec.f_order == "tets":
+            if spec.f_order == "split":
+                g = [_take(r, t) for r in f]  # the tet's four values, one per row
+                v = _pick(_take(kp, le), g) - _pick(_take(km, le), g)
+            elif spec.lean and spec.f_order == "tets":
                 # 2-D gathers of f: no flattened copy of f, which in the full step is a
                 # second consumer of the Faraday result besides the state itself
                 v = _take2(f, t, _take(kp, le)) - _take2(f, t, _take(km, le))
@@ -192,8 +227,8 @@ def edge_sums(f, K, spec):
     o = K["orient"]
     fk = _frows(f, spec)
     t6 = [o * sum(c * fk[k] for k, c in terms) for terms in _T6_TERMS]
-    t6 = jnp.stack(t6, axis=0 if spec.f_order == "rows" else 1).ravel()
-    t6 = jnp.concatenate([t6, jnp.zeros((1,), f.dtype)])
+    t6 = jnp.stack(t6, axis=1 if spec.f_order == "tets" else 0).ravel()
+    t6 = jnp.concatenate([t6, jnp.zeros((1,), _fdtype(f))])
     for tab in K["ebk"]:
         parts.append(sum(_take(t6, tab[p]) for p in range(tab.shape[0])))
     return jnp.concatenate(parts)
@@ -369,6 +404,8 @@ def _ampere_legacy(u, f, K, layout, current=None):
 
 def f_rows(f, spec):
     """f as (4, nt) rows whatever the variant's order."""
+    if spec.f_order == "split":
+        return jnp.stack(f)
     return f if spec.f_order == "rows" else f.T
 
 
@@ -383,13 +420,16 @@ def u_blocks(u, spec):
 
 def faraday_sparse(u, f, S):
     """Same as :func:`faraday` with the global BCOO matrix S["F"] (4 nt, nu)."""
+    if isinstance(f, tuple | list):
+        fs = jnp.stack(f)
+        return tuple(fs - (S["F"] @ u).reshape(fs.shape))
     return f - (S["F"] @ u).reshape(f.shape)
 
 
 def ampere_sparse(u, f, S, current=None):
     """Same as :func:`ampere` with S["G"] (nu, 4 nt), S["P"] (nu, nu) when lossy and
     S["Qsrc"] (nu, nsrc) the source columns."""
-    un = (S["P"] @ u if "P" in S else u) + S["G"] @ f.ravel()
+    un = (S["P"] @ u if "P" in S else u) + S["G"] @ _fflat(f)
     if current is not None:
         un = un - S["Qsrc"] @ current
     return un
@@ -414,7 +454,7 @@ def energy(u, f_old, f_new, E, spec):
 def probe(u, f, P):
     """(e (npts, 3) V/m, h (npts, 3) A/m) from the uniform fields of the probes' Omega_r."""
     e = jnp.einsum("pij,pj->pi", P["We"], u[P["ue"]])
-    h = jnp.einsum("pij,pj->pi", P["Wh"], f.ravel()[P["fh"]])
+    h = jnp.einsum("pij,pj->pi", P["Wh"], _ftake(f, P["fh"]))
     return e, h
 
 

@@ -153,7 +153,8 @@ class DGATD(_Scenario):
     formulation: Literal["dense", "sparse"] = Field(
         "dense", description="Batched local matrices (custom) or global sparse (SpMV).")
     variant: Literal["auto", "tets-node-sym", "tets-node-sym-c", "tets-node-sym-d",
-                     "tets-node-sym-da", "tets-node-sym-dam", "tets-node-sym-g",
+                     "tets-node-sym-da", "tets-node-sym-dam", "split-node-sym-dam",
+                     "tets-node-sym-g",
                      "tets-node-sym-ga",
                      "tets-node-sym-gu", "tets-node-sym-gra", "tets-node-sym-cd",
                      "tets-node-sym-cdl", "tets-node-sym-ds",

@@ -261,15 +261,16 @@ def divergence(steps: int = 10_000, limit: float = 1e-10) -> list[dict]:
     rng = np.random.default_rng(0)
     free = jnp.asarray(sol.layout.free(ops))
     u_r = jnp.asarray(rng.standard_normal(ops.nu)) * free
-    f_r = jnp.asarray(rng.standard_normal(lay.f_shape))
-    f0 = kern.faraday(u_r, jnp.zeros_like(f_r), K, lay)  # a curl: no magnetic charge
+    f_r = jax.tree_util.tree_map(jnp.asarray, sol.layout.f_from_canonical(
+        rng.standard_normal((4, ops.cx.num_tets))))
+    f0 = kern.faraday(u_r, lay.f_zeros(u_r.dtype), K, lay)  # a curl: no magnetic charge
     u0 = kern.ampere(jnp.zeros_like(u_r), f_r, K, lay)  # a curl: no electric charge
     interior = [jnp.asarray(~ops.cx.node_boundary[b.nodes]) for b in ops.buckets]
     D = {"Mmu": jnp.asarray(ops.Mmu), "Meps": [jnp.asarray(b.Meps) for b in ops.buckets],
          "interior": interior}
 
     def scale(u, f):
-        q, b = kern.divergence(jnp.abs(u), jnp.abs(f), D, lay)
+        q, b = kern.divergence(jnp.abs(u), jax.tree_util.tree_map(jnp.abs, f), D, lay)
         return jnp.max(q), jnp.max(b)
 
     sq, sb = scale(u0, f0)
