@@ -69,6 +69,11 @@ fixes how the kernels of :mod:`emjax.dga.step` see them:
 * ``dmajor`` (packed, node order): the cyclic diagonals stored (nd, nv, w) instead of
   (nv, nd, w), so that the threads applying one diagonal read it contiguously across
   nodes rather than in w-long pieces nd w apart.
+* ``rowsplit`` (packed, slot order): the Ampere node product as w rows of (nv,), one
+  per slot, from the w gathered rows of x, behind a barrier so that XLA emits one
+  multi-output kernel with a thread per node: each node's w gathers done once and no x
+  written out (in node order XLA writes x of the widest bucket, 8 B per half edge, and
+  a slot-order loop fusion gathers each node's w values once per output element).
 * ``uadd``: the new u is ``u + concatenate(du per bucket)``: u itself is read only by
   an elementwise add of its own shape, so XLA may write the result over u (in a loop,
   where u is the carried state) instead of into a new array copied back into the loop's
@@ -107,6 +112,10 @@ VARIANTS: dict[str, dict] = {
                           "uadd": True, "dmajor": True},
     "split-node-sym-dam": {"f_order": "split", "u_order": "node", "sym": True,
                            "direct": True, "uadd": True, "dmajor": True},
+    "tets-slot-sym-dar": {"f_order": "tets", "u_order": "slot", "sym": True, "direct": True,
+                          "uadd": True, "rowsplit": True},
+    "split-slot-sym-dar": {"f_order": "split", "u_order": "slot", "sym": True,
+                           "direct": True, "uadd": True, "rowsplit": True},
     "tets-node-sym-g": {"f_order": "tets", "u_order": "node", "sym": True, "direct": True,
                         "gterm": True},
     "tets-node-sym-gu": {"f_order": "tets", "u_order": "node", "sym": True, "direct": True,
@@ -167,6 +176,7 @@ class Spec:
     inplace: bool = False
     uadd: bool = False
     dmajor: bool = False
+    rowsplit: bool = False
 
     @property
     def f_shape(self) -> tuple[int, int]:
@@ -255,6 +265,10 @@ def make_layout(ops: Operators, variant: str = DEFAULT_VARIANT) -> Layout:
                             or v["u_order"] != "node"):
         raise SetupError(f"kernel variant '{variant}': diagonal-major matrices need packed "
                          "matrices stored per node, in node order, without per-term gathers")
+    if v.get("rowsplit") and (not v["sym"] or v.get("shared") or v.get("gterm")
+                              or v["u_order"] != "slot"):
+        raise SetupError(f"kernel variant '{variant}': the per-slot row product needs packed "
+                         "matrices stored per node, in slot order, without per-term gathers")
     if v.get("gterm") and (not v["sym"] or v.get("shared") or v["u_order"] != "node"):
         raise SetupError(f"kernel variant '{variant}': per-term gathers need packed "
                          "matrices stored per node (not shared), in node order")
@@ -273,6 +287,7 @@ def make_layout(ops: Operators, variant: str = DEFAULT_VARIANT) -> Layout:
                 lean=v.get("lean", False), gterm=v.get("gterm", False),
                 groll=v.get("groll", False), inplace=v.get("inplace", False),
                 uadd=v.get("uadd", False), dmajor=v.get("dmajor", False),
+                rowsplit=v.get("rowsplit", False),
                 buckets=tuple((b.offset, b.width, b.count) for b in ops.buckets),
                 lossy=tuple(b.Msig is not None for b in ops.buckets))
     return Layout(spec=spec, u_perm=u_perm, f_pos=f_pos, he_pos=u_perm[ops.he_pos],

@@ -260,6 +260,8 @@ def ampere(u, f, K, spec, current=None):
             du = _packed_product_shared(_signed_take(G, g), B, w)
         elif spec.gterm:  # node order (make_layout checks)
             du = _packed_product_gathered(G, g, B, w)
+        elif spec.rowsplit:  # slot order (make_layout checks)
+            du = _packed_product_rows(G, g, B, w)
         elif spec.sym:
             x = _signed_take(G, g)
             D = B["D"]
@@ -295,6 +297,27 @@ def ampere(u, f, K, spec, current=None):
         return u
     cat = jnp.concatenate(out) if len(out) > 1 else out[0]
     return u + cat if spec.uadd else cat
+
+
+def _packed_product_rows(G, g, B, w: int):
+    """The packed symmetric product of a slot-order bucket, one (nv,) row per slot:
+    x_j gathered once per node, du_i = sum_j M_ij x_j written out as w rows of one
+    kernel (the barrier asks XLA for that multi-output kernel, one thread per node,
+    instead of a kernel per output element that gathers its node's w values again).
+    ``g`` (w, nv) signed G positions, ``B["D"]`` (nd, w, nv) cyclic diagonals
+    ``D[d, i] = M[i, (i + d) mod w]``, ``B["Dh"]`` (w / 2, nv) for even w."""
+    x = [_signed_take(G, g[j]) for j in range(w)]
+    D = B["D"]
+    rows = []
+    for i in range(w):
+        acc = D[0, i] * x[i]
+        for d in range(1, D.shape[0]):
+            a, b = (i + d) % w, (i - d) % w
+            acc = acc + D[d, i] * x[a] + D[d, b] * x[b]
+        if "Dh" in B:
+            acc = acc + B["Dh"][i % (w // 2)] * x[(i + w // 2) % w]
+        rows.append(acc)
+    return jnp.stack(lax.optimization_barrier(rows))
 
 
 def _signed_take(G, g):

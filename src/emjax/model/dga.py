@@ -154,6 +154,7 @@ class DGATD(_Scenario):
         "dense", description="Batched local matrices (custom) or global sparse (SpMV).")
     variant: Literal["auto", "tets-node-sym", "tets-node-sym-c", "tets-node-sym-d",
                      "tets-node-sym-da", "tets-node-sym-dam", "split-node-sym-dam",
+                     "tets-slot-sym-dar", "split-slot-sym-dar",
                      "tets-node-sym-g",
                      "tets-node-sym-ga",
                      "tets-node-sym-gu", "tets-node-sym-gra", "tets-node-sym-cd",
