@@ -225,7 +225,7 @@ class Layout:
         return out
 
     def f_canonical(self, f):
-        """f as (4, nt) rows (NumPy or JAX)."""
+        """f as (4, nt) rows (NumPy or JAX; NumPy for "split")."""
         if self.spec.f_order == "split":
             return np.stack([np.asarray(r) for r in f])
         return f if self.spec.f_order == "rows" else f.T

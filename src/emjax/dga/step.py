@@ -3,9 +3,10 @@
     f^{n+1/2} = f^{n-1/2} - dt (M^mu_t)^{-1} C_t u^n                 for every tet t
     u^{n+1}   = u^n + dt (M^eps_v)^{-1} C~_v f^{n+1/2} - (source)    for every node v
 
-State: ``u`` flat (nu,) half-edge circulations of e (V), ``f`` (4, nt) or (nt, 4)
-half-dual-edge circulations of h (A); the memory layout is the kernel variant's
-(:mod:`emjax.dga.layout`, described by a static ``spec``). Two formulations:
+State: ``u`` flat (nu,) half-edge circulations of e (V), ``f`` (4, nt), (nt, 4) or a
+tuple of four (nt,) rows: half-dual-edge circulations of h (A); the memory layout is the
+kernel variant's (:mod:`emjax.dga.layout`, described by a static ``spec``). Two
+formulations:
 
 * ``dense`` (the seed's custom kernels). Faraday: per tet gather the 12 half-edge
   values, form the 6 edge circulations, then either apply the stored 4x6 matrix

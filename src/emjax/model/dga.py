@@ -162,7 +162,7 @@ class DGATD(_Scenario):
                      "tets-node-sym-cds", "tets-node-full", "rows-node-sym", "rows-slot-sym",
                      "rows-slot"] = Field(
         "auto", description="Memory layout of the dense kernels (emjax.dga.layout): f order "
-        "(tets/rows), u order (node/slot), packed symmetric or full matrices; all give the "
+        "(tets/rows/split), u order (node/slot), packed symmetric or full matrices; all give the "
         "same fields to rounding. 'auto' picks by mesh size (emjax.dga.layout.auto_variant).")
     renumber: bool = Field(True, description="Reverse Cuthill-McKee renumbering of the mesh.")
 
