@@ -117,7 +117,7 @@ def _fstack(rows, spec):
 
 def _fflat(f):
     """f as one flat array in the order of ``Layout.f_pos`` (split rows are stacked: a
-    copy, for the sparse formulation and tests, not for the dense kernels)."""
+    copy, acceptable in the sparse formulation, never used by the dense kernels)."""
     return jnp.stack(f).ravel() if isinstance(f, tuple | list) else f.ravel()
 
 
