@@ -174,7 +174,7 @@ def dga(dofs: float):
     spec = lay.spec
     rng = np.random.default_rng(0)
     u = jnp.asarray(lay.u_from_canonical(rng.standard_normal(ops.nu).astype(np.float32)))
-    f = jax.tree_util.tree_map(jnp.asarray, lay.f_from_canonical(
+    f = jnp.asarray(lay.f_from_canonical(
         rng.standard_normal((4, cx.num_tets)).astype(np.float32)))
 
     @jax.jit

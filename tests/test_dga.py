@@ -205,25 +205,25 @@ def test_dense_equals_sparse_with_lossy_region():
     assert np.max(np.abs(a["p"].data["Ez"])) > 0
 
 
-def test_split_f_variant_runs_like_the_default(tmp_path):
-    """f held as four rows ("split"): probes, energy, sparse formulation and a resumed
-    checkpoint give the default layout's results (lossy region, current and soft
-    sources)."""
+def test_pallas_variant_runs_like_the_default(tmp_path):
+    """The Pallas kernels (here in Pallas' interpreter): probes, energy, sparse
+    formulation and a resumed checkpoint give the XLA default's results (lossy
+    region, current and soft sources)."""
     kw = {"background": em.Medium(sigma=0.002)}
     ref = _small_sim(variant="tets-node-sym-dam", **kw).run(progress=False)
-    sim = _small_sim(variant="split-node-sym-dam", **kw)
+    sim = _small_sim(variant="tets-node-sym-dam-p", **kw)
     got = sim.run(progress=False)
     for c in ("Ex", "Ez", "Hy"):
         x, y = ref["p"].data[c], got["p"].data[c]
         assert np.max(np.abs(x - y)) <= 1e-12 * np.max(np.abs(x)), c
     w_ref, w = ref["W"].data["energy"], got["W"].data["energy"]
     assert np.max(np.abs(w - w_ref)) <= 1e-12 * np.max(np.abs(w_ref))
-    sparse = _small_sim("sparse", variant="split-node-sym-dam", **kw).run(progress=False)
+    sparse = _small_sim("sparse", variant="tets-node-sym-dam-p", **kw).run(progress=False)
     x, y = ref["p"].data["Hy"], sparse["p"].data["Hy"]
     assert np.max(np.abs(x - y)) <= 1e-10 * np.max(np.abs(x))
     from emjax.dga.solver import DGASolver
 
-    ck = tmp_path / "split.h5"
+    ck = tmp_path / "pallas.h5"
     DGASolver(sim).run(progress=False, checkpoint_every=12, checkpoint_path=ck)  # holds 24
     again = DGASolver(sim).run(progress=False, resume=ck)
     assert np.array_equal(again["p"].data["Hy"], got["p"].data["Hy"])
@@ -263,7 +263,7 @@ def test_kernel_variants_agree_to_rounding():
                 return (kern.ampere(u, f, K, spec, jnp.sin(0.1 * n)[None]), f), None
             return jax.lax.scan(body, (u, f), jnp.arange(30.0))[0]
 
-        f_in = jax.tree_util.tree_map(jnp.asarray, lay.f_from_canonical(f0))
+        f_in = jnp.asarray(lay.f_from_canonical(f0))
         u, f = run(jnp.asarray(lay.u_from_canonical(u0)), f_in, jax.device_put(K))
         out[v] = (np.asarray(lay.u_canonical(u)), np.asarray(lay.f_canonical(f)))
     ref_u, ref_f = out["rows-slot"]
@@ -306,7 +306,7 @@ def test_gathered_node_product_variants_match_default_float32():
                 return kern.ampere(u, f, K, spec), f
             return jax.lax.fori_loop(0, 5, body, (u, f))
 
-        f_in = jax.tree_util.tree_map(jnp.asarray, lay.f_from_canonical(f0))
+        f_in = jnp.asarray(lay.f_from_canonical(f0))
         u, _ = run(jnp.asarray(lay.u_from_canonical(u0)), f_in, jax.device_put(K))
         out[v] = np.asarray(lay.u_canonical(u))
     ref = out["tets-node-sym-d"]

@@ -7,11 +7,6 @@ fixes how the kernels of :mod:`emjax.dga.step` see them:
 * ``f_order``: ``"rows"`` f (4, nt), or ``"tets"`` f (nt, 4): the four half-dual-edge
   circulations of a tet side by side, so the threads updating one tet read and write
   one 16-byte word group and the gathers they share hit the same cache lines.
-  ``"split"``: f as four (nt,) arrays (a tuple), so that the Faraday update is one
-  multi-output fusion with one thread per tet; with one array each of a tet's four
-  threads repeats its 12 gathers of u (H100, 20.2M DoFs: 0.244 -> 0.209 ms,
-  ``benchmarks/faraday_split.py``). The direct edge sums then gather the four rows at
-  a tet and select the two a local edge needs.
 * ``u_order``: ``"slot"`` (w, nv) per bucket, or ``"node"`` (nv, w): the half edges of a
   dual volume side by side, so the threads of one node share its gathers in L1.
 * matrices: ``"full"``, the 4x6 ``A_t = (M^mu_t)^{-1} s_t C_REF`` per tet and the dense
@@ -69,11 +64,9 @@ fixes how the kernels of :mod:`emjax.dga.step` see them:
 * ``dmajor`` (packed, node order): the cyclic diagonals stored (nd, nv, w) instead of
   (nv, nd, w), so that the threads applying one diagonal read it contiguously across
   nodes rather than in w-long pieces nd w apart.
-* ``rowsplit`` (packed, slot order): the Ampere node product as w rows of (nv,), one
-  per slot, from the w gathered rows of x, behind a barrier so that XLA emits one
-  multi-output kernel with a thread per node: each node's w gathers done once and no x
-  written out (in node order XLA writes x of the widest bucket, 8 B per half edge, and
-  a slot-order loop fusion gathers each node's w values once per output element).
+* ``pallas`` (the layout of ``tets-node-sym-dam``): the half-steps as Pallas (Triton)
+  kernels, :mod:`emjax.dga.pallas`, one thread per tet, edge or node, each element's
+  gathers done once and nothing written out between them; GPU only in practice.
 * ``uadd``: the new u is ``u + concatenate(du per bucket)``: u itself is read only by
   an elementwise add of its own shape, so XLA may write the result over u (in a loop,
   where u is the carried state) instead of into a new array copied back into the loop's
@@ -87,6 +80,11 @@ u + concatenate(du) (H100, 20.2M DoFs, 2026-11-23): Ampere 0.335 ms against 0.36
 ``-da`` in the same run (0.360 earlier; 0.411 for ``-d``, whose copy of u after the
 concatenate ``-da`` removed), Faraday 0.255 ms, step 0.575 ms. The gathered node
 products (``-g``, ``-ga``, ``-gu``, ``-gra``) measured slower: 0.50 to 1.21 ms for Ampere.
+f held as four (nt,) rows (Faraday one multi-output fusion) and a per-slot row product
+in slot order measured slower in the full step (0.634, 0.596, 0.665 against 0.563 ms)
+and were removed. ``"tets-node-sym-dam-p"``: the same arrays through the Pallas kernels,
+step 0.427 against 0.560 ms in one run (Faraday 0.173, Ampere 0.276 ms);
+``variant="auto"`` (:func:`auto_variant`) runs it on a GPU from ``SMALL_MESH_TETS``.
 
 Variants give the same results to rounding (tests/test_dga.py compares them);
 :func:`Layout.u_canonical` / :func:`Layout.f_canonical` map states to the canonical order.
@@ -110,12 +108,8 @@ VARIANTS: dict[str, dict] = {
                          "uadd": True},
     "tets-node-sym-dam": {"f_order": "tets", "u_order": "node", "sym": True, "direct": True,
                           "uadd": True, "dmajor": True},
-    "split-node-sym-dam": {"f_order": "split", "u_order": "node", "sym": True,
-                           "direct": True, "uadd": True, "dmajor": True},
-    "tets-slot-sym-dar": {"f_order": "tets", "u_order": "slot", "sym": True, "direct": True,
-                          "uadd": True, "rowsplit": True},
-    "split-slot-sym-dar": {"f_order": "split", "u_order": "slot", "sym": True,
-                           "direct": True, "uadd": True, "rowsplit": True},
+    "tets-node-sym-dam-p": {"f_order": "tets", "u_order": "node", "sym": True,
+                            "direct": True, "uadd": True, "dmajor": True, "pallas": True},
     "tets-node-sym-g": {"f_order": "tets", "u_order": "node", "sym": True, "direct": True,
                         "gterm": True},
     "tets-node-sym-gu": {"f_order": "tets", "u_order": "node", "sym": True, "direct": True,
@@ -140,16 +134,26 @@ VARIANTS: dict[str, dict] = {
 """Kernel variants by name; see the module docstring."""
 
 DEFAULT_VARIANT = "tets-node-sym-dam"
+"""The fastest XLA layout: the reference of the Pallas kernels, and ``auto`` on a CPU."""
+GPU_VARIANT = "tets-node-sym-dam-p"
+"""Pallas kernels on the default's layout, ``auto`` on a GPU (H100, 20.2M DoFs,
+2026-11-23: step 0.427 against 0.560 ms; :mod:`emjax.dga.pallas`)."""
 SMALL_MESH_VARIANT = "rows-slot"
 SMALL_MESH_TETS = 500_000
 """Below this many tetrahedra the whole state sits in a GPU's L2 cache and the first
-layout is fastest (H100, 2026-11-23: 0.042 against 0.052 ms at 135k tets, 0.093
-against 0.096 ms at 420k); at 3.2M tets the node-major default is 2.5x faster."""
+layout is fastest of the XLA ones (H100, 2026-11-23: 0.042 against 0.052 ms at 135k
+tets, 0.093 against 0.096 ms at 420k); at 3.2M tets the node-major default is 2.5x
+faster. The Pallas kernels are not yet timed there one launch per bucket."""
 
 
-def auto_variant(num_tets: int) -> str:
-    """The layout ``variant="auto"`` runs on a mesh of ``num_tets`` tetrahedra."""
-    return SMALL_MESH_VARIANT if num_tets < SMALL_MESH_TETS else DEFAULT_VARIANT
+def auto_variant(num_tets: int, gpu: bool = False) -> str:
+    """The layout ``variant="auto"`` runs on a mesh of ``num_tets`` tetrahedra, on a GPU
+    or not. Off the GPU the XLA default: Pallas runs there only in its interpreter, and
+    the small-mesh rule is about a GPU's L2 (2-core CPU, 60k DoFs, 2026-11-23: step 0.37
+    ms for the default, 2.4 ms for ``rows-slot``)."""
+    if not gpu:
+        return DEFAULT_VARIANT
+    return SMALL_MESH_VARIANT if num_tets < SMALL_MESH_TETS else GPU_VARIANT
 
 SYM4 = ((0, 0), (1, 1), (2, 2), (3, 3), (0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3))
 """Packed order of the 10 entries of a symmetric 4x4 matrix (rows of K["Ms"])."""
@@ -176,19 +180,17 @@ class Spec:
     inplace: bool = False
     uadd: bool = False
     dmajor: bool = False
-    rowsplit: bool = False
+    pallas: bool = False
 
     @property
     def f_shape(self) -> tuple[int, int]:
-        """Shape of f as one array ("split": the shape of its canonical stack)."""
+        """Shape of f."""
         return (self.nt, 4) if self.f_order == "tets" else (4, self.nt)
 
     def f_zeros(self, dtype):
-        """A zero f in this variant's form: one array, or four (nt,) rows ("split")."""
+        """A zero f in this variant's form."""
         import jax.numpy as jnp
 
-        if self.f_order == "split":
-            return tuple(jnp.zeros((self.nt,), dtype) for _ in range(4))
         return jnp.zeros(self.f_shape, dtype)
 
     @property
@@ -225,17 +227,12 @@ class Layout:
         return out
 
     def f_canonical(self, f):
-        """f as (4, nt) rows (NumPy or JAX; NumPy for "split")."""
-        if self.spec.f_order == "split":
-            return np.stack([np.asarray(r) for r in f])
+        """f as (4, nt) rows (NumPy or JAX)."""
         return f if self.spec.f_order == "rows" else f.T
 
     def f_from_canonical(self, fc):
-        """f in the variant's form from (4, nt) rows (NumPy: an array, or a tuple of four
-        rows for "split")."""
+        """f in the variant's form from (4, nt) rows (NumPy)."""
         fc = np.asarray(fc)
-        if self.spec.f_order == "split":
-            return tuple(np.ascontiguousarray(fc[k]) for k in range(4))
         return fc if self.spec.f_order == "rows" else np.ascontiguousarray(fc.T)
 
     def free(self, ops: Operators) -> np.ndarray:
@@ -265,10 +262,10 @@ def make_layout(ops: Operators, variant: str = DEFAULT_VARIANT) -> Layout:
                             or v["u_order"] != "node"):
         raise SetupError(f"kernel variant '{variant}': diagonal-major matrices need packed "
                          "matrices stored per node, in node order, without per-term gathers")
-    if v.get("rowsplit") and (not v["sym"] or v.get("shared") or v.get("gterm")
-                              or v["u_order"] != "slot"):
-        raise SetupError(f"kernel variant '{variant}': the per-slot row product needs packed "
-                         "matrices stored per node, in slot order, without per-term gathers")
+    if v.get("pallas") and not (v["sym"] and v.get("dmajor") and v.get("direct")
+                                and v["f_order"] == "tets" and v["u_order"] == "node"):
+        raise SetupError(f"kernel variant '{variant}': the Pallas kernels take the layout "
+                         "of 'tets-node-sym-dam'")
     if v.get("gterm") and (not v["sym"] or v.get("shared") or v["u_order"] != "node"):
         raise SetupError(f"kernel variant '{variant}': per-term gathers need packed "
                          "matrices stored per node (not shared), in node order")
@@ -287,7 +284,7 @@ def make_layout(ops: Operators, variant: str = DEFAULT_VARIANT) -> Layout:
                 lean=v.get("lean", False), gterm=v.get("gterm", False),
                 groll=v.get("groll", False), inplace=v.get("inplace", False),
                 uadd=v.get("uadd", False), dmajor=v.get("dmajor", False),
-                rowsplit=v.get("rowsplit", False),
+                pallas=v.get("pallas", False),
                 buckets=tuple((b.offset, b.width, b.count) for b in ops.buckets),
                 lossy=tuple(b.Msig is not None for b in ops.buckets))
     return Layout(spec=spec, u_perm=u_perm, f_pos=f_pos, he_pos=u_perm[ops.he_pos],
@@ -625,6 +622,7 @@ def half_step_bytes(ops: Operators, lay: Layout, itemsize: int = 4,
 __all__ = [
     "C_REF",
     "DEFAULT_VARIANT",
+    "GPU_VARIANT",
     "SMALL_MESH_TETS",
     "SMALL_MESH_VARIANT",
     "SYM4",

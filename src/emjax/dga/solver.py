@@ -97,7 +97,9 @@ indices; the benchmark counts 280): the refusal before meshing uses it."""
 
 
 def _variant(sim, num_tets: int) -> str:
-    return auto_variant(num_tets) if sim.variant == "auto" else sim.variant
+    if sim.variant != "auto":
+        return sim.variant
+    return auto_variant(num_tets, gpu=jax.default_backend() == "gpu")
 
 
 def prepare(sim) -> DGASetup:

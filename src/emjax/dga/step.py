@@ -3,10 +3,9 @@
     f^{n+1/2} = f^{n-1/2} - dt (M^mu_t)^{-1} C_t u^n                 for every tet t
     u^{n+1}   = u^n + dt (M^eps_v)^{-1} C~_v f^{n+1/2} - (source)    for every node v
 
-State: ``u`` flat (nu,) half-edge circulations of e (V), ``f`` (4, nt), (nt, 4) or a
-tuple of four (nt,) rows: half-dual-edge circulations of h (A); the memory layout is the
-kernel variant's (:mod:`emjax.dga.layout`, described by a static ``spec``). Two
-formulations:
+State: ``u`` flat (nu,) half-edge circulations of e (V), ``f`` (4, nt) or (nt, 4):
+half-dual-edge circulations of h (A); the memory layout is the kernel variant's
+(:mod:`emjax.dga.layout`, described by a static ``spec``). Two formulations:
 
 * ``dense`` (the seed's custom kernels). Faraday: per tet gather the 12 half-edge
   values, form the 6 edge circulations, then either apply the stored 4x6 matrix
@@ -103,41 +102,14 @@ def _take2(x, i, j):
 
 
 def _frows(f, spec):
-    if spec.f_order in ("rows", "split"):
+    if spec.f_order == "rows":
         return [f[k] for k in range(4)]
     return [f[:, k] for k in range(4)]
 
 
 def _fstack(rows, spec):
-    """The four rows in the variant's form of f (a tuple for "split")."""
-    if spec.f_order == "split":
-        return tuple(rows)
+    """The four rows in the variant's form of f."""
     return jnp.stack(rows, axis=0 if spec.f_order == "rows" else 1)
-
-
-def _fflat(f):
-    """f as one flat array in the order of ``Layout.f_pos`` (split rows are stacked: a
-    copy, acceptable in the sparse formulation, never used by the dense kernels)."""
-    return jnp.stack(f).ravel() if isinstance(f, tuple | list) else f.ravel()
-
-
-def _fdtype(f):
-    return f[0].dtype if isinstance(f, tuple | list) else f.dtype
-
-
-def _pick(i, rows):
-    """``rows[i]`` elementwise for an int32 array i in 0..3."""
-    return jnp.where(i == 0, rows[0], jnp.where(i == 1, rows[1],
-                                                jnp.where(i == 2, rows[2], rows[3])))
-
-
-def _ftake(f, pos):
-    """f at flat positions ``pos`` (``Layout.f_pos`` order) without flattening f."""
-    if isinstance(f, tuple | list):
-        nt = f[0].shape[0]
-        t = pos % nt
-        return _pick(pos // nt, [r[t] for r in f])
-    return f.ravel()[pos]
 
 
 def _roll(x, shift: int, axis: int):
@@ -156,6 +128,10 @@ def faraday(u, f, K, spec):
     matrices are pre-scaled by dt."""
     if spec.legacy:
         return _faraday_legacy(u, f, K)
+    if spec.pallas:
+        from . import pallas
+
+        return pallas.faraday(u, f, K["hs"], K["he"], K["Ms"])
     if spec.compact and spec.lean:
         # each uint8 slot converted where it is used: one convert of the (12, nt) table
         # would be written out in int32 (48 B per tet) when the step is one jit
@@ -190,8 +166,6 @@ def faraday(u, f, K, spec):
     # f minus the stacked increments, not the stack of per-row differences: f is then
     # read only by one elementwise op of its own shape, so XLA writes the result over
     # the donated f instead of copying all of f after the kernel in every step.
-    if spec.f_order == "split":  # one multi-output fusion: a thread per tet
-        return tuple(f[k] - inc[k] for k in range(4))
     return f - _fstack(inc, spec)
 
 
@@ -200,17 +174,14 @@ def edge_sums(f, K, spec):
     edge (A), edges in the order of K["gpos"]."""
     if spec.legacy:
         return _edge_sums_legacy(f, K)
-    parts = [jnp.zeros((1,), _fdtype(f))]
+    parts = [jnp.zeros((1,), f.dtype)]
     if spec.direct:
-        ff = None if spec.f_order == "split" else f.ravel()
+        ff = f.ravel()
         kp, km = jnp.asarray(_KP, jnp.int32), jnp.asarray(_KM, jnp.int32)
 
         def contribution(code):
             t, le = code >> 4, code & 7
-            if spec.f_order == "split":
-                g = [_take(r, t) for r in f]  # the tet's four values, one per row
-                v = _pick(_take(kp, le), g) - _pick(_take(km, le), g)
-            elif spec.lean and spec.f_order == "tets":
+            if spec.lean and spec.f_order == "tets":
                 # 2-D gathers of f: no flattened copy of f, which in the full step is a
                 # second consumer of the Faraday result besides the state itself
                 v = _take2(f, t, _take(kp, le)) - _take2(f, t, _take(km, le))
@@ -229,7 +200,7 @@ def edge_sums(f, K, spec):
     fk = _frows(f, spec)
     t6 = [o * sum(c * fk[k] for k, c in terms) for terms in _T6_TERMS]
     t6 = jnp.stack(t6, axis=1 if spec.f_order == "tets" else 0).ravel()
-    t6 = jnp.concatenate([t6, jnp.zeros((1,), _fdtype(f))])
+    t6 = jnp.concatenate([t6, jnp.zeros((1,), f.dtype)])
     for tab in K["ebk"]:
         parts.append(sum(_take(t6, tab[p]) for p in range(tab.shape[0])))
     return jnp.concatenate(parts)
@@ -240,9 +211,16 @@ def ampere(u, f, K, spec, current=None):
     ``current`` (nsrc,) A on the edges at G positions K["src_g"]."""
     if spec.legacy:
         return _ampere_legacy(u, f, K, spec.buckets, current)
-    G = edge_sums(f, K, spec)
+    if spec.pallas:
+        from . import pallas
+
+        G = pallas.edge_sums(f, K["ebk"])
+    else:
+        G = edge_sums(f, K, spec)
     if current is not None:
         G = G.at[K["src_g"]].add(-current)
+    if spec.pallas:
+        return pallas.node_products(u, G, [off for off, _, _ in spec.buckets], K["buckets"])
     node = spec.u_order == "node"
     ax = 1 if node else 0
     out = []
@@ -261,8 +239,6 @@ def ampere(u, f, K, spec, current=None):
             du = _packed_product_shared(_signed_take(G, g), B, w)
         elif spec.gterm:  # node order (make_layout checks)
             du = _packed_product_gathered(G, g, B, w)
-        elif spec.rowsplit:  # slot order (make_layout checks)
-            du = _packed_product_rows(G, g, B, w)
         elif spec.sym:
             x = _signed_take(G, g)
             D = B["D"]
@@ -298,27 +274,6 @@ def ampere(u, f, K, spec, current=None):
         return u
     cat = jnp.concatenate(out) if len(out) > 1 else out[0]
     return u + cat if spec.uadd else cat
-
-
-def _packed_product_rows(G, g, B, w: int):
-    """The packed symmetric product of a slot-order bucket, one (nv,) row per slot:
-    x_j gathered once per node, du_i = sum_j M_ij x_j written out as w rows of one
-    kernel (the barrier asks XLA for that multi-output kernel, one thread per node,
-    instead of a kernel per output element that gathers its node's w values again).
-    ``g`` (w, nv) signed G positions, ``B["D"]`` (nd, w, nv) cyclic diagonals
-    ``D[d, i] = M[i, (i + d) mod w]``, ``B["Dh"]`` (w / 2, nv) for even w."""
-    x = [_signed_take(G, g[j]) for j in range(w)]
-    D = B["D"]
-    rows = []
-    for i in range(w):
-        acc = D[0, i] * x[i]
-        for d in range(1, D.shape[0]):
-            a, b = (i + d) % w, (i - d) % w
-            acc = acc + D[d, i] * x[a] + D[d, b] * x[b]
-        if "Dh" in B:
-            acc = acc + B["Dh"][i % (w // 2)] * x[(i + w // 2) % w]
-        rows.append(acc)
-    return jnp.stack(lax.optimization_barrier(rows))
 
 
 def _signed_take(G, g):
@@ -428,8 +383,6 @@ def _ampere_legacy(u, f, K, layout, current=None):
 
 def f_rows(f, spec):
     """f as (4, nt) rows whatever the variant's order."""
-    if spec.f_order == "split":
-        return jnp.stack(f)
     return f if spec.f_order == "rows" else f.T
 
 
@@ -444,16 +397,13 @@ def u_blocks(u, spec):
 
 def faraday_sparse(u, f, S):
     """Same as :func:`faraday` with the global BCOO matrix S["F"] (4 nt, nu)."""
-    if isinstance(f, tuple | list):
-        fs = jnp.stack(f)
-        return tuple(fs - (S["F"] @ u).reshape(fs.shape))
     return f - (S["F"] @ u).reshape(f.shape)
 
 
 def ampere_sparse(u, f, S, current=None):
     """Same as :func:`ampere` with S["G"] (nu, 4 nt), S["P"] (nu, nu) when lossy and
     S["Qsrc"] (nu, nsrc) the source columns."""
-    un = (S["P"] @ u if "P" in S else u) + S["G"] @ _fflat(f)
+    un = (S["P"] @ u if "P" in S else u) + S["G"] @ f.ravel()
     if current is not None:
         un = un - S["Qsrc"] @ current
     return un
@@ -478,7 +428,7 @@ def energy(u, f_old, f_new, E, spec):
 def probe(u, f, P):
     """(e (npts, 3) V/m, h (npts, 3) A/m) from the uniform fields of the probes' Omega_r."""
     e = jnp.einsum("pij,pj->pi", P["We"], u[P["ue"]])
-    h = jnp.einsum("pij,pj->pi", P["Wh"], _ftake(f, P["fh"]))
+    h = jnp.einsum("pij,pj->pi", P["Wh"], f.ravel()[P["fh"]])
     return e, h
 
 

@@ -153,8 +153,8 @@ class DGATD(_Scenario):
     formulation: Literal["dense", "sparse"] = Field(
         "dense", description="Batched local matrices (custom) or global sparse (SpMV).")
     variant: Literal["auto", "tets-node-sym", "tets-node-sym-c", "tets-node-sym-d",
-                     "tets-node-sym-da", "tets-node-sym-dam", "split-node-sym-dam",
-                     "tets-slot-sym-dar", "split-slot-sym-dar",
+                     "tets-node-sym-da", "tets-node-sym-dam",
+                     "tets-node-sym-dam-p",
                      "tets-node-sym-g",
                      "tets-node-sym-ga",
                      "tets-node-sym-gu", "tets-node-sym-gra", "tets-node-sym-cd",
@@ -162,8 +162,9 @@ class DGATD(_Scenario):
                      "tets-node-sym-cds", "tets-node-full", "rows-node-sym", "rows-slot-sym",
                      "rows-slot"] = Field(
         "auto", description="Memory layout of the dense kernels (emjax.dga.layout): f order "
-        "(tets/rows/split), u order (node/slot), packed symmetric or full matrices; all give the "
-        "same fields to rounding. 'auto' picks by mesh size (emjax.dga.layout.auto_variant).")
+        "(tets/rows), u order (node/slot), packed symmetric or full matrices, XLA or Pallas "
+        "('-p') kernels; all give the same fields to rounding. 'auto' picks by mesh size and "
+        "device (emjax.dga.layout.auto_variant).")
     renumber: bool = Field(True, description="Reverse Cuthill-McKee renumbering of the mesh.")
 
     @model_validator(mode="after")

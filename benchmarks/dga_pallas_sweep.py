@@ -1,0 +1,67 @@
+"""Block and warp counts of the Pallas DGATD kernels (:mod:`emjax.dga.pallas`), timed on
+one mesh beside the XLA default, each half-step inside one jitted loop.
+
+Usage: python benchmarks/dga_pallas_sweep.py [DOFS]   (default 20e6 on a GPU, 2e5 on a CPU)
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from emjax.bench.common import copy_bandwidth, on_gpu
+from emjax.bench.dga import rings_for, time_variant
+from emjax.constants import c0, eps0, mu0
+from emjax.dga import pallas, structured
+from emjax.dga.complex import build
+from emjax.dga.layout import (
+    DEFAULT_VARIANT,
+    SMALL_MESH_VARIANT,
+    half_step_bytes,
+    kernel_arrays,
+    make_layout,
+)
+from emjax.dga.mass import assemble
+
+CONFIGS = [  # (faraday, edges, nodes): (elements per program, warps)
+    ((256, 8), (256, 8), (256, 8)),  # pallas.TUNING
+    ((128, 4), (128, 4), (128, 4)),
+    ((512, 16), (512, 16), (512, 16)),
+    ((256, 8), (256, 8), (128, 4)),
+]
+"""Measured before (H100, 2026-11-23, 20.2M DoFs, Faraday / Ampere ms; record
+``benchmarks/results/2026-11-23d-h100-dga-pallas-sweeps.txt``): all (256, 8) 0.173 /
+0.276; all (128, 4) 0.177 / 0.291; all (64, 2) 0.177 / 0.292; (512, 4) (512, 4) (256, 4)
+0.297 / 0.442; (1024, 8) (1024, 8) (128, 4) 0.276 / 0.399; evict-first hints on the
+streamed loads 0.178 / 0.692. XLA default in the same run 0.245 / 0.350."""
+
+
+def main(dofs: float):
+    rings, layers = rings_for(int(dofs))
+    cx = build(structured.cylinder(1.0, 0.5, rings=rings, layers=layers))
+    ops = assemble(cx, np.full(cx.num_tets, eps0), np.full(cx.num_tets, mu0))
+    dt = 0.3 / rings / c0
+    bw = copy_bandwidth(1 << 30 if on_gpu() else 1 << 26)
+    print(f"{cx.num_dofs} DoFs, copy {bw / 1e12:.2f} TB/s", flush=True)
+
+    def show(name, lay, K):
+        nb = half_step_bytes(ops, lay, K=K)
+        t = time_variant(ops, lay, dt, K=K)
+        print(f"  {name}: Faraday {t['faraday_s'] * 1e3:.4f} ms "
+              f"({nb['faraday'] / t['faraday_s'] / bw:.3f}), Ampere "
+              f"{t['ampere_s'] * 1e3:.4f} ms ({nb['ampere'] / t['ampere_s'] / bw:.3f}), "
+              f"step {t['step_s'] * 1e3:.4f} ms", flush=True)
+
+    for v in (DEFAULT_VARIANT, SMALL_MESH_VARIANT):
+        lay = make_layout(ops, v)
+        show(v, lay, kernel_arrays(ops, lay, dt, np.float32))
+    lay = make_layout(ops, DEFAULT_VARIANT + "-p")
+    K = kernel_arrays(ops, lay, dt, np.float32)
+    for far, edges, nodes in CONFIGS:
+        pallas.TUNING.update(faraday=far, edges=edges, nodes=nodes)
+        show(f"pallas faraday {far} edges {edges} nodes {nodes}", lay, K)
+
+
+if __name__ == "__main__":
+    main(float(sys.argv[1]) if len(sys.argv) > 1 else (20e6 if on_gpu() else 2e5))

@@ -1,0 +1,199 @@
+"""Pallas (Triton) kernels of the DGATD leapfrog: one thread block per run of tets,
+edges or nodes, each element's gathers done once.
+
+Same arithmetic, array layouts and results (to rounding) as the XLA kernels of
+:mod:`emjax.dga.step` for the variant ``tets-node-sym-dam`` (f (nt, 4), node-order u,
+packed cyclic node diagonals stored (nd, nv, w)), which remain the reference. Why they
+exist: on an H100 XLA splits each half-step into several kernels. In Faraday it writes
+the six edge circulations of every tet out and reads them back (each has several
+consumers, and XLA does not fuse a gather into more than one); in Ampere it writes the
+gathered signed edge sums x of the widest node bucket out and runs the edge sums as
+one kernel per bucket of edges. Measured (20.2M DoFs, 2026-11-23): Faraday 0.244 ms,
+0.58 of the copy bandwidth, Ampere 0.33 ms, 0.49 (``benchmarks/dga_forms.py``, ncu in
+BENCHMARKS.md). Here:
+
+* :func:`faraday`: a program per ``block`` tets gathers the 12 half-edge values of each
+  once, forms the 4 increments and updates f in place (aliased);
+* :func:`edge_sums`: a program per ``block`` edges of one edge bucket, two gathers of f
+  per (edge, tet) code, written into G in place (G[0] = 0 written by the first bucket);
+* :func:`node_products`: a program per ``block`` nodes of one node bucket gathers each
+  node's w signed edge sums once and updates its w entries of u in place (lossy
+  buckets: ``u <- P u + Q x`` with P full).
+
+One launch per bucket: all buckets in one launch (each program picking its bucket under
+``pl.when``) ran the Ampere half-step in 1.05 ms instead of 0.28 at 20.2M DoFs (H100,
+2026-11-23), though faster on a 0.87M-DoF mesh, where launches dominate.
+
+Off the GPU they run in Pallas' interpreter (slow; for tests on small meshes).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+
+from .step import _FACE_TERMS, _KM, _KP, _SYM4_ROW
+
+TUNING = {"faraday": (256, 8), "edges": (256, 8), "nodes": (256, 8)}
+"""(elements per program, warps per program) of each kernel: one element per thread.
+H100, 20.2M DoFs (``benchmarks/dga_pallas_sweep.py``): Faraday 0.173 ms at (256, 8)
+against 0.297 at (512, 4), whose four elements per thread hold too many registers for
+enough warps in flight; evict-first hints on the streamed loads doubled Ampere."""
+
+
+def _interpret() -> bool:
+    return jax.default_backend() != "gpu"
+
+
+def _call(kernel, out_shape, grid: int, warps: int, aliases: dict[int, int], *args):
+    from jax.experimental import pallas as pl
+    from jax.experimental.pallas import triton as plt
+
+    return pl.pallas_call(kernel, out_shape=out_shape, grid=(grid,),
+                          input_output_aliases=aliases, interpret=_interpret(),
+                          compiler_params=plt.CompilerParams(num_warps=warps, num_stages=1),
+                          )(*args)
+
+
+def _rows(block: int, n: int):
+    from jax.experimental import pallas as pl
+
+    i = pl.program_id(0) * block + jnp.arange(block, dtype=jnp.int32)
+    return i, i < n
+
+
+def _faraday_kernel(u_ref, hs_ref, he_ref, ms_ref, f_ref, o_ref, *, nt: int, block: int):
+    from jax.experimental.pallas import triton as plt
+
+    t, m = _rows(block, nt)
+    e6 = []
+    for j in range(6):
+        a = plt.load(hs_ref.at[j, t], mask=m, other=0)
+        b = plt.load(he_ref.at[j, t], mask=m, other=0)
+        e6.append(u_ref[a] - u_ref[b])  # masked rows gather u[0]: in bounds, not stored
+    c = [sum(s * e6[le] for le, s in terms) for terms in _FACE_TERMS]
+    M = {}
+    for k in range(4):
+        inc = None
+        for mm in range(4):
+            r = _SYM4_ROW[k, mm]
+            if r not in M:
+                M[r] = plt.load(ms_ref.at[r, t], mask=m, other=0.0)
+            inc = M[r] * c[mm] if inc is None else inc + M[r] * c[mm]
+        fk = plt.load(f_ref.at[t, k], mask=m, other=0.0)
+        plt.store(o_ref.at[t, k], fk - inc, mask=m)
+
+
+def faraday(u, f, hs, he, Ms):
+    """f (nt, 4) minus the dt-scaled ``s_t (M^mu_t)^{-1} C_t u`` of every tet, in place.
+    ``hs``/``he`` (6, nt) int32 positions in u of each local edge's two half edges,
+    ``Ms`` (10, nt) the packed symmetric matrices (rows in ``layout.SYM4`` order)."""
+    nt = f.shape[0]
+    block, warps = TUNING["faraday"]
+    kern = functools.partial(_faraday_kernel, nt=nt, block=block)
+    return _call(kern, jax.ShapeDtypeStruct(f.shape, f.dtype), -(-nt // block), warps,
+                 {4: 0}, u, hs, he, Ms, f)
+
+
+def _pick8(i, table):
+    """``table[i]`` for a static table of 8 ints and an int32 array i in 0..7."""
+    out = jnp.full(i.shape, int(table[7]), jnp.int32)
+    for q in range(7):
+        out = jnp.where(i == q, int(table[q]), out)
+    return out
+
+
+def _edge_kernel(f_ref, tab_ref, *rest, start: int, n: int, width: int, block: int,
+                 first: bool):
+    from jax.experimental import pallas as pl
+    from jax.experimental.pallas import triton as plt
+
+    o_ref = rest[-1]
+    e, m = _rows(block, n)
+    acc = None
+    for p in range(width):
+        code = plt.load(tab_ref.at[p, e], mask=m, other=7)  # 7: the zero padding code
+        t, le = code >> 4, code & 7
+        v = f_ref[4 * t + _pick8(le, _KP)] - f_ref[4 * t + _pick8(le, _KM)]
+        v = jnp.where((code & 8) != 0, -v, v)
+        acc = v if acc is None else acc + v
+    plt.store(o_ref.at[start + e], acc, mask=m)
+    if first:
+        @pl.when(pl.program_id(0) == 0)
+        def _():
+            o_ref[0] = jnp.zeros((), o_ref.dtype)
+
+
+def edge_sums(f, ebk):
+    """G (1 + ne,): G[0] = 0, then the signed circulation of h around each edge's dual
+    face, edges bucketed as in ``K["ebk"]`` (tables (width, ne_b) of codes ``16 t + 8
+    [s_t < 0] + local edge``, 7 for padding); a launch per bucket, writing its part of G
+    in place."""
+    ff = f.reshape(-1)
+    block, warps = TUNING["edges"]
+    ne = sum(tab.shape[1] for tab in ebk)
+    G, start = None, 1
+    for tab in ebk:
+        width, n = tab.shape
+        kern = functools.partial(_edge_kernel, start=start, n=n, width=width, block=block,
+                                 first=G is None)
+        shape = jax.ShapeDtypeStruct((1 + ne,), f.dtype)
+        grid = -(-n // block)
+        G = (_call(kern, shape, grid, warps, {}, ff, tab) if G is None
+             else _call(kern, shape, grid, warps, {2: 0}, ff, tab, G))
+        start += n
+    return G
+
+
+def _node_kernel(G_ref, g_ref, D_ref, *rest, off: int, nv: int, w: int, half: bool,
+                 lossy: bool, block: int):
+    from jax.experimental.pallas import triton as plt
+
+    Dh_ref = rest[0] if half else None
+    P_ref = rest[-3] if lossy else None
+    u_ref, o_ref = rest[-2], rest[-1]
+    v, m = _rows(block, nv)
+
+    def load(ref, *idx):
+        return plt.load(ref.at[idx], mask=m, other=0.0)
+
+    x = []
+    for j in range(w):
+        g = plt.load(g_ref.at[v, j], mask=m, other=0)
+        gv = G_ref[jnp.abs(g)]
+        x.append(jnp.where(g < 0, -gv, gv))
+    base = off + v * w
+    uu = [load(u_ref, base + i) for i in range(w)]
+    for i in range(w):
+        acc = load(D_ref, 0, v, i) * x[i]
+        for d in range(1, D_ref.shape[0]):
+            a, b = (i + d) % w, (i - d) % w
+            acc = acc + load(D_ref, d, v, i) * x[a] + load(D_ref, d, v, b) * x[b]
+        if half:
+            acc = acc + load(Dh_ref, v, i % (w // 2)) * x[(i + w // 2) % w]
+        if lossy:
+            for j in range(w):
+                acc = acc + load(P_ref, v, i, j) * uu[j]
+        else:
+            acc = acc + uu[i]
+        plt.store(o_ref.at[base + i], acc, mask=m)
+
+
+def node_products(u, G, offsets, buckets):
+    """u with the w entries of every node advanced by ``(M^eps_v)^{-1} x`` (``x = sign
+    G[|gidx|]``), in place, a launch per node bucket; lossy buckets by ``P u + Q x``.
+    ``offsets``: each bucket's start in u; ``buckets``: ``K["buckets"]``, each with
+    ``gidx`` (nv, w), ``D`` (nd, nv, w), ``Dh`` (nv, w / 2) for even w, ``P`` (nv, w, w)
+    when lossy."""
+    block, warps = TUNING["nodes"]
+    for off, B in zip(offsets, buckets, strict=True):
+        nv, w = B["gidx"].shape
+        half, lossy = "Dh" in B, "P" in B
+        args = [G, B["gidx"], B["D"]] + [B[k] for k in ("Dh", "P") if k in B] + [u]
+        kern = functools.partial(_node_kernel, off=off, nv=nv, w=w, half=half,
+                                 lossy=lossy, block=block)
+        u = _call(kern, jax.ShapeDtypeStruct(u.shape, u.dtype), -(-nv // block), warps,
+                  {len(args) - 1: 0}, *args)
+    return u
