@@ -56,11 +56,14 @@ def main(dofs: float):
     for v in (DEFAULT_VARIANT, SMALL_MESH_VARIANT):
         lay = make_layout(ops, v)
         show(v, lay, kernel_arrays(ops, lay, dt, np.float32))
-    lay = make_layout(ops, DEFAULT_VARIANT + "-p")
-    K = kernel_arrays(ops, lay, dt, np.float32)
-    for far, edges, nodes in CONFIGS:
-        pallas.TUNING.update(faraday=far, edges=edges, nodes=nodes)
-        show(f"pallas faraday {far} edges {edges} nodes {nodes}", lay, K)
+    for v, configs in (("tets-node-sym-dam-p", CONFIGS),
+                       ("tets-node-sym-dams-p", CONFIGS[:2])):  # slot-major node arrays
+        lay = make_layout(ops, v)
+        K = kernel_arrays(ops, lay, dt, np.float32)
+        for far, edges, nodes in configs:
+            pallas.TUNING.update(faraday=far, edges=edges, nodes=nodes)
+            show(f"{v} faraday {far} edges {edges} nodes {nodes}", lay, K)
+        del K
 
 
 if __name__ == "__main__":

@@ -67,6 +67,9 @@ fixes how the kernels of :mod:`emjax.dga.step` see them:
 * ``pallas`` (the layout of ``tets-node-sym-dam``): the half-steps as Pallas (Triton)
   kernels, :mod:`emjax.dga.pallas`, one thread per tet, edge or node, each element's
   gathers done once and nothing written out between them; GPU only in practice.
+  ``smajor``: with it the node arrays are slot-major, gidx (w, nv), D (nd, w, nv), Dh
+  (w / 2, nv), P (w, w, nv), so that the node kernel's threads (one per node) read each
+  slot's row contiguously (``-dam`` stores them for XLA's thread per (node, slot)).
 * ``uadd``: the new u is ``u + concatenate(du per bucket)``: u itself is read only by
   an elementwise add of its own shape, so XLA may write the result over u (in a loop,
   where u is the carried state) instead of into a new array copied back into the loop's
@@ -110,6 +113,9 @@ VARIANTS: dict[str, dict] = {
                           "uadd": True, "dmajor": True},
     "tets-node-sym-dam-p": {"f_order": "tets", "u_order": "node", "sym": True,
                             "direct": True, "uadd": True, "dmajor": True, "pallas": True},
+    "tets-node-sym-dams-p": {"f_order": "tets", "u_order": "node", "sym": True,
+                             "direct": True, "uadd": True, "dmajor": True, "pallas": True,
+                             "smajor": True},
     "tets-node-sym-g": {"f_order": "tets", "u_order": "node", "sym": True, "direct": True,
                         "gterm": True},
     "tets-node-sym-gu": {"f_order": "tets", "u_order": "node", "sym": True, "direct": True,
@@ -181,6 +187,7 @@ class Spec:
     uadd: bool = False
     dmajor: bool = False
     pallas: bool = False
+    smajor: bool = False
 
     @property
     def f_shape(self) -> tuple[int, int]:
@@ -266,6 +273,9 @@ def make_layout(ops: Operators, variant: str = DEFAULT_VARIANT) -> Layout:
                                 and v["f_order"] == "tets" and v["u_order"] == "node"):
         raise SetupError(f"kernel variant '{variant}': the Pallas kernels take the layout "
                          "of 'tets-node-sym-dam'")
+    if v.get("smajor") and not v.get("pallas"):
+        raise SetupError(f"kernel variant '{variant}': slot-major node arrays are read by "
+                         "the Pallas node kernel only")
     if v.get("gterm") and (not v["sym"] or v.get("shared") or v["u_order"] != "node"):
         raise SetupError(f"kernel variant '{variant}': per-term gathers need packed "
                          "matrices stored per node (not shared), in node order")
@@ -284,7 +294,7 @@ def make_layout(ops: Operators, variant: str = DEFAULT_VARIANT) -> Layout:
                 lean=v.get("lean", False), gterm=v.get("gterm", False),
                 groll=v.get("groll", False), inplace=v.get("inplace", False),
                 uadd=v.get("uadd", False), dmajor=v.get("dmajor", False),
-                pallas=v.get("pallas", False),
+                pallas=v.get("pallas", False), smajor=v.get("smajor", False),
                 buckets=tuple((b.offset, b.width, b.count) for b in ops.buckets),
                 lossy=tuple(b.Msig is not None for b in ops.buckets))
     return Layout(spec=spec, u_perm=u_perm, f_pos=f_pos, he_pos=u_perm[ops.he_pos],
@@ -433,7 +443,10 @@ def kernel_arrays(ops: Operators, lay: Layout, dt: float, dtype, lossless: bool 
         else:
             Pm, Minv = None, b.Minv_s * b.sign[None] * dt
         Minv = 0.5 * (Minv + np.swapaxes(Minv, 0, 1))
-        B = {"gidx": (gidx.T if node else gidx).astype(np.int32)}
+        # node-order u with slot-major node arrays (``smajor``): the Pallas node kernel
+        # runs a thread per node, so (w, nv) rows are read contiguously across threads
+        nmaj = node and not spec.smajor
+        B = {"gidx": (gidx.T if nmaj else gidx).astype(np.int32)}
         if spec.gterm and not spec.groll:  # (nv, 2 w - 1): slots 0 .. w - 1, 0 .. w - 2
             B["gidx"] = np.concatenate([B["gidx"], B["gidx"][:, :b.width - 1]], axis=1)
         if spec.shared:
@@ -444,16 +457,16 @@ def kernel_arrays(ops: Operators, lay: Layout, dt: float, dtype, lossless: bool 
             B["Dtab"] = B["Dtab"].astype(dtype)
         elif spec.sym:
             D, Dh = _pack_cyclic(Minv)
-            if spec.dmajor:  # (nd, nv, w): each diagonal contiguous over the nodes
+            if spec.dmajor and not spec.smajor:  # (nd, nv, w): diagonals contiguous
                 B["D"] = np.ascontiguousarray(np.moveaxis(D, 2, 1)).astype(dtype)
             else:
-                B["D"] = (_node_major(D) if node else D).astype(dtype)
+                B["D"] = (_node_major(D) if nmaj else D).astype(dtype)
             if Dh is not None:
-                B["Dh"] = (_node_major(Dh) if node else Dh).astype(dtype)
+                B["Dh"] = (_node_major(Dh) if nmaj else Dh).astype(dtype)
         else:
             B["Q"] = (_node_major(Minv) if node else Minv).astype(dtype)  # [v, i, j] / [i, j, v]
         if Pm is not None:
-            B["P"] = (_node_major(Pm) if node else Pm).astype(dtype)
+            B["P"] = (_node_major(Pm) if nmaj else Pm).astype(dtype)
         nodes.append(B)
     K["buckets"] = nodes
     if spec.inplace:

@@ -148,7 +148,7 @@ def edge_sums(f, ebk):
 
 
 def _node_kernel(G_ref, g_ref, D_ref, *rest, off: int, nv: int, w: int, half: bool,
-                 lossy: bool, block: int):
+                 lossy: bool, smajor: bool, block: int):
     from jax.experimental.pallas import triton as plt
 
     Dh_ref = rest[0] if half else None
@@ -156,44 +156,47 @@ def _node_kernel(G_ref, g_ref, D_ref, *rest, off: int, nv: int, w: int, half: bo
     u_ref, o_ref = rest[-2], rest[-1]
     v, m = _rows(block, nv)
 
-    def load(ref, *idx):
-        return plt.load(ref.at[idx], mask=m, other=0.0)
+    def entry(ref, lead, *slots, other=0.0):
+        """ref[*lead, v, *slots] (node-major) or ref[*lead, *slots, v] (slot-major)."""
+        idx = (*lead, *slots, v) if smajor else (*lead, v, *slots)
+        return plt.load(ref.at[idx], mask=m, other=other)
 
     x = []
     for j in range(w):
-        g = plt.load(g_ref.at[v, j], mask=m, other=0)
+        g = entry(g_ref, (), j, other=0)
         gv = G_ref[jnp.abs(g)]
         x.append(jnp.where(g < 0, -gv, gv))
     base = off + v * w
-    uu = [load(u_ref, base + i) for i in range(w)]
+    uu = [plt.load(u_ref.at[base + i], mask=m, other=0.0) for i in range(w)]
     for i in range(w):
-        acc = load(D_ref, 0, v, i) * x[i]
+        acc = entry(D_ref, (0,), i) * x[i]
         for d in range(1, D_ref.shape[0]):
             a, b = (i + d) % w, (i - d) % w
-            acc = acc + load(D_ref, d, v, i) * x[a] + load(D_ref, d, v, b) * x[b]
+            acc = acc + entry(D_ref, (d,), i) * x[a] + entry(D_ref, (d,), b) * x[b]
         if half:
-            acc = acc + load(Dh_ref, v, i % (w // 2)) * x[(i + w // 2) % w]
+            acc = acc + entry(Dh_ref, (), i % (w // 2)) * x[(i + w // 2) % w]
         if lossy:
             for j in range(w):
-                acc = acc + load(P_ref, v, i, j) * uu[j]
+                acc = acc + entry(P_ref, (), i, j) * uu[j]
         else:
             acc = acc + uu[i]
         plt.store(o_ref.at[base + i], acc, mask=m)
 
 
-def node_products(u, G, offsets, buckets):
+def node_products(u, G, offsets, buckets, smajor: bool = False):
     """u with the w entries of every node advanced by ``(M^eps_v)^{-1} x`` (``x = sign
     G[|gidx|]``), in place, a launch per node bucket; lossy buckets by ``P u + Q x``.
     ``offsets``: each bucket's start in u; ``buckets``: ``K["buckets"]``, each with
     ``gidx`` (nv, w), ``D`` (nd, nv, w), ``Dh`` (nv, w / 2) for even w, ``P`` (nv, w, w)
-    when lossy."""
+    when lossy, or with ``smajor`` slot-major: (w, nv), (nd, w, nv), (w / 2, nv),
+    (w, w, nv)."""
     block, warps = TUNING["nodes"]
     for off, B in zip(offsets, buckets, strict=True):
-        nv, w = B["gidx"].shape
+        nv, w = B["gidx"].shape[::-1] if smajor else B["gidx"].shape
         half, lossy = "Dh" in B, "P" in B
         args = [G, B["gidx"], B["D"]] + [B[k] for k in ("Dh", "P") if k in B] + [u]
         kern = functools.partial(_node_kernel, off=off, nv=nv, w=w, half=half,
-                                 lossy=lossy, block=block)
+                                 lossy=lossy, smajor=smajor, block=block)
         u = _call(kern, jax.ShapeDtypeStruct(u.shape, u.dtype), -(-nv // block), warps,
                   {len(args) - 1: 0}, *args)
     return u

@@ -220,7 +220,8 @@ def ampere(u, f, K, spec, current=None):
     if current is not None:
         G = G.at[K["src_g"]].add(-current)
     if spec.pallas:
-        return pallas.node_products(u, G, [off for off, _, _ in spec.buckets], K["buckets"])
+        return pallas.node_products(u, G, [off for off, _, _ in spec.buckets], K["buckets"],
+                                    smajor=spec.smajor)
     node = spec.u_order == "node"
     ax = 1 if node else 0
     out = []

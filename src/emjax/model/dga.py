@@ -154,7 +154,7 @@ class DGATD(_Scenario):
         "dense", description="Batched local matrices (custom) or global sparse (SpMV).")
     variant: Literal["auto", "tets-node-sym", "tets-node-sym-c", "tets-node-sym-d",
                      "tets-node-sym-da", "tets-node-sym-dam",
-                     "tets-node-sym-dam-p",
+                     "tets-node-sym-dam-p", "tets-node-sym-dams-p",
                      "tets-node-sym-g",
                      "tets-node-sym-ga",
                      "tets-node-sym-gu", "tets-node-sym-gra", "tets-node-sym-cd",
