@@ -276,8 +276,10 @@ def test_kernel_variants_agree_to_rounding():
 
 
 def test_gathered_node_product_variants_match_default_float32():
-    """The per-term-gather Ampere variants ("gterm", "inplace", "uadd") advance a
-    lossless two-bucket mesh (widths 10 and 14) as the default does, to float32 rounding."""
+    """The per-term-gather Ampere variants ("gterm", "inplace", "uadd") and the Pallas
+    kernels (node-major and slot-major node arrays; one launch per bucket, chained in
+    place) advance a lossless two-bucket mesh (widths 10 and 14) as the default does, to
+    float32 rounding."""
     import jax
     import jax.numpy as jnp
 
@@ -290,7 +292,8 @@ def test_gathered_node_product_variants_match_default_float32():
     u0 = rng.standard_normal(ops.nu).astype(np.float32)
     f0 = rng.standard_normal((4, cx.num_tets)).astype(np.float32)
     out = {}
-    new = ("tets-node-sym-g", "tets-node-sym-gu", "tets-node-sym-ga", "tets-node-sym-gra")
+    new = ("tets-node-sym-g", "tets-node-sym-gu", "tets-node-sym-ga", "tets-node-sym-gra",
+           "tets-node-sym-dam-p", "tets-node-sym-dams-p")
     for v in ("tets-node-sym-d", *new):
         lay = make_layout(ops, v)
         assert len(lay.spec.buckets) == 2, lay.spec.buckets  # the concatenate is exercised
