@@ -3,7 +3,8 @@ edges or nodes, each element's gathers done once.
 
 Same arithmetic, array layouts and results (to rounding) as the XLA kernels of
 :mod:`emjax.dga.step` for the variant ``tets-node-sym-dam`` (f (nt, 4), node-order u,
-packed cyclic node diagonals stored (nd, nv, w)), which remain the reference. Why they
+packed cyclic node diagonals stored (nd, nv, w); variant ``-dam-p``), which remain the
+reference; ``-dams-p`` stores the node arrays slot-major instead. Why they
 exist: on an H100 XLA splits each half-step into several kernels. In Faraday it writes
 the six edge circulations of every tet out and reads them back (each has several
 consumers, and XLA does not fuse a gather into more than one); in Ampere it writes the
@@ -33,6 +34,8 @@ import functools
 
 import jax
 import jax.numpy as jnp
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import triton as plt
 
 from .step import _FACE_TERMS, _KM, _KP, _SYM4_ROW
 
@@ -48,9 +51,6 @@ def _interpret() -> bool:
 
 
 def _call(kernel, out_shape, grid: int, warps: int, aliases: dict[int, int], *args):
-    from jax.experimental import pallas as pl
-    from jax.experimental.pallas import triton as plt
-
     return pl.pallas_call(kernel, out_shape=out_shape, grid=(grid,),
                           input_output_aliases=aliases, interpret=_interpret(),
                           compiler_params=plt.CompilerParams(num_warps=warps, num_stages=1),
@@ -58,15 +58,11 @@ def _call(kernel, out_shape, grid: int, warps: int, aliases: dict[int, int], *ar
 
 
 def _rows(block: int, n: int):
-    from jax.experimental import pallas as pl
-
     i = pl.program_id(0) * block + jnp.arange(block, dtype=jnp.int32)
     return i, i < n
 
 
 def _faraday_kernel(u_ref, hs_ref, he_ref, ms_ref, f_ref, o_ref, *, nt: int, block: int):
-    from jax.experimental.pallas import triton as plt
-
     t, m = _rows(block, nt)
     e6 = []
     for j in range(6):
@@ -107,9 +103,6 @@ def _pick8(i, table):
 
 def _edge_kernel(f_ref, tab_ref, *rest, start: int, n: int, width: int, block: int,
                  first: bool):
-    from jax.experimental import pallas as pl
-    from jax.experimental.pallas import triton as plt
-
     o_ref = rest[-1]
     e, m = _rows(block, n)
     acc = None
@@ -149,8 +142,6 @@ def edge_sums(f, ebk):
 
 def _node_kernel(G_ref, g_ref, D_ref, *rest, off: int, nv: int, w: int, half: bool,
                  lossy: bool, smajor: bool, block: int):
-    from jax.experimental.pallas import triton as plt
-
     Dh_ref = rest[0] if half else None
     P_ref = rest[-3] if lossy else None
     u_ref, o_ref = rest[-2], rest[-1]
