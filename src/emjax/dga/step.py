@@ -20,6 +20,9 @@ half-dual-edge circulations of h (A); the memory layout is the kernel variant's
   block start + uint8 slot, 28 instead of 48 B per tet) and ``direct`` edge sums
   (gather f, no t6 pass).
 * ``sparse`` (the seed's "SpMV"): two global BCOO matrices, ``f -= F u``, ``u += G f``.
+* Pallas (variants ``-p``): the dense arithmetic as Triton kernels, one thread per tet,
+  edge or node (:mod:`emjax.dga.pallas`); :func:`faraday` and :func:`ampere` hand over
+  to them.
 
 Bytes per half-step (float32 = 4 B, int32 indices; nt tets, ne edges, nu padded half
 edges, about 2.46 nt on the ring mesh; :func:`emjax.dga.layout.half_step_bytes`). The
