@@ -138,8 +138,7 @@ def measure(rings: int, layers: int, variants=None, sparse: bool = True,
 
     # Pallas runs off the GPU only in its interpreter: not a timing worth recording
     variants = list(variants or [v for v in VARIANTS
-                                 if jax.default_backend() == "gpu" or not VARIANTS[v].get(
-                                     "pallas")])
+                                 if on_gpu() or not VARIANTS[v].get("pallas")])
 
     def setup(mesh):
         cx = build(mesh)
