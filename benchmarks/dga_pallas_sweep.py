@@ -27,14 +27,21 @@ from emjax.dga.mass import assemble
 CONFIGS = [  # (faraday, edges, nodes): (elements per program, warps)
     ((256, 8), (256, 8), (256, 8)),  # pallas.TUNING
     ((128, 4), (128, 4), (128, 4)),
-    ((512, 16), (512, 16), (512, 16)),
-    ((256, 8), (256, 8), (128, 4)),
 ]
-"""Measured before (H100, 2026-11-23, 20.2M DoFs, Faraday / Ampere ms; record
+"""Measured before (H100, 2026-11-23, 20.2M DoFs, ``-dam-p``, Faraday / Ampere ms; record
 ``benchmarks/results/2026-11-23d-h100-dga-pallas-sweeps.txt``): all (256, 8) 0.173 /
 0.276; all (128, 4) 0.177 / 0.291; all (64, 2) 0.177 / 0.292; (512, 4) (512, 4) (256, 4)
 0.297 / 0.442; (1024, 8) (1024, 8) (128, 4) 0.276 / 0.399; evict-first hints on the
 streamed loads 0.178 / 0.692. XLA default in the same run 0.245 / 0.350."""
+
+RUNS = [  # (variant, configs); the first is timed again last, for the spread
+    ("tets-node-sym-dam-p", CONFIGS[:1]),
+    ("tets-node-sym-dams-p", CONFIGS[:1]),  # slot-major node arrays
+    ("tets-node-sym-dams-pe", CONFIGS[:1]),  # + edge sums in one table, edge order
+    ("tets-tile-sym-dams-p", CONFIGS[:1]),  # + u in warp tiles
+    ("tets-tile-sym-dams-pe", CONFIGS),
+    ("tets-node-sym-dam-p", CONFIGS[:1]),
+]
 
 
 def main(dofs: float):
@@ -53,11 +60,11 @@ def main(dofs: float):
               f"{t['ampere_s'] * 1e3:.4f} ms ({nb['ampere'] / t['ampere_s'] / bw:.3f}), "
               f"step {t['step_s'] * 1e3:.4f} ms", flush=True)
 
-    for v in (DEFAULT_VARIANT, SMALL_MESH_VARIANT):
+    xla = [DEFAULT_VARIANT] + ([SMALL_MESH_VARIANT] if dofs < 5e6 else [])
+    for v in xla:
         lay = make_layout(ops, v)
         show(v, lay, kernel_arrays(ops, lay, dt, np.float32))
-    for v, configs in (("tets-node-sym-dam-p", CONFIGS),
-                       ("tets-node-sym-dams-p", CONFIGS[:2])):  # slot-major node arrays
+    for v, configs in RUNS:
         lay = make_layout(ops, v)
         K = kernel_arrays(ops, lay, dt, np.float32)
         for far, edges, nodes in configs:

@@ -8,7 +8,11 @@ fixes how the kernels of :mod:`emjax.dga.step` see them:
   circulations of a tet side by side, so the threads updating one tet read and write
   one 16-byte word group and the gathers they share hit the same cache lines.
 * ``u_order``: ``"slot"`` (w, nv) per bucket, or ``"node"`` (nv, w): the half edges of a
-  dual volume side by side, so the threads of one node share its gathers in L1.
+  dual volume side by side, so the threads of one node share its gathers in L1; or
+  ``"tile"`` (Pallas only): nodes in tiles of ``U_TILE`` (one warp), slot-major within a
+  tile (:func:`tile_position`), so that the Pallas node kernel's thread per node reads
+  and writes each slot of a warp's nodes as one 128-byte line, while a node's half
+  edges stay within w lines of each other for Faraday's gathers.
 * matrices: ``"full"``, the 4x6 ``A_t = (M^mu_t)^{-1} s_t C_REF`` per tet and the dense
   w x w ``(M^eps_v)^{-1}`` per node; or ``"sym"``, the symmetric inverses packed: 10
   numbers per tet (the +-1 curl applied on the fly) and ``w (w + 1) / 2`` per node,
@@ -70,6 +74,10 @@ fixes how the kernels of :mod:`emjax.dga.step` see them:
   ``smajor``: with it the node arrays are slot-major, gidx (w, nv), D (nd, w, nv), Dh
   (w / 2, nv), P (w, w, nv), so that the node kernel's threads (one per node) read each
   slot's row contiguously (``-dam`` stores them for XLA's thread per (node, slot)).
+  ``flat_edges`` (suffix ``-pe``): the edge sums as one table of width P (most tets per
+  edge) over all edges in edge order, G in edge order: one launch that reads f once in
+  the mesh's own order, where the bucketed tables sweep f once per bucket (f is 16 B per
+  tet, about the L2's size at 20M DoFs), at the cost of the padding codes.
 * ``uadd``: the new u is ``u + concatenate(du per bucket)``: u itself is read only by
   an elementwise add of its own shape, so XLA may write the result over u (in a loop,
   where u is the carried state) instead of into a new array copied back into the loop's
@@ -116,6 +124,15 @@ VARIANTS: dict[str, dict] = {
     "tets-node-sym-dams-p": {"f_order": "tets", "u_order": "node", "sym": True,
                              "direct": True, "uadd": True, "dmajor": True, "pallas": True,
                              "smajor": True},
+    "tets-node-sym-dams-pe": {"f_order": "tets", "u_order": "node", "sym": True,
+                              "direct": True, "uadd": True, "dmajor": True, "pallas": True,
+                              "smajor": True, "flat_edges": True},
+    "tets-tile-sym-dams-p": {"f_order": "tets", "u_order": "tile", "sym": True,
+                             "direct": True, "uadd": True, "dmajor": True, "pallas": True,
+                             "smajor": True},
+    "tets-tile-sym-dams-pe": {"f_order": "tets", "u_order": "tile", "sym": True,
+                              "direct": True, "uadd": True, "dmajor": True, "pallas": True,
+                              "smajor": True, "flat_edges": True},
     "tets-node-sym-g": {"f_order": "tets", "u_order": "node", "sym": True, "direct": True,
                         "gterm": True},
     "tets-node-sym-gu": {"f_order": "tets", "u_order": "node", "sym": True, "direct": True,
@@ -161,6 +178,20 @@ def auto_variant(num_tets: int, gpu: bool = False) -> str:
         return DEFAULT_VARIANT
     return SMALL_MESH_VARIANT if num_tets < SMALL_MESH_TETS else GPU_VARIANT
 
+U_TILE = 32
+"""Nodes per tile of the ``tile`` u order: a warp's 32 threads read one slot of their
+nodes as one 128-byte line."""
+
+
+def tile_position(v, i, w: int, nv: int, tile: int = U_TILE):
+    """Position within a bucket (w half edges per node, nv nodes) of half edge i of node
+    v in the ``tile`` u order: nodes in tiles of ``tile``, slot-major inside a tile, the
+    last tile holding the remaining ``nv mod tile`` nodes. NumPy or JAX integer arrays."""
+    full = nv // tile * tile
+    nb = tile - (v >= full) * (tile - (nv - full))  # nodes in v's tile
+    return (v // tile) * (tile * w) + i * nb + v % tile
+
+
 SYM4 = ((0, 0), (1, 1), (2, 2), (3, 3), (0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3))
 """Packed order of the 10 entries of a symmetric 4x4 matrix (rows of K["Ms"])."""
 
@@ -188,6 +219,7 @@ class Spec:
     dmajor: bool = False
     pallas: bool = False
     smajor: bool = False
+    flat_edges: bool = False
 
     @property
     def f_shape(self) -> tuple[int, int]:
@@ -266,13 +298,17 @@ def make_layout(ops: Operators, variant: str = DEFAULT_VARIANT) -> Layout:
         raise SetupError(f"kernel variant '{variant}': shared matrices need packed ones "
                          "matrices in node order")
     if v.get("dmajor") and (not v["sym"] or v.get("shared") or v.get("gterm")
-                            or v["u_order"] != "node"):
+                            or v["u_order"] not in ("node", "tile")):
         raise SetupError(f"kernel variant '{variant}': diagonal-major matrices need packed "
                          "matrices stored per node, in node order, without per-term gathers")
     if v.get("pallas") and not (v["sym"] and v.get("dmajor") and v.get("direct")
-                                and v["f_order"] == "tets" and v["u_order"] == "node"):
+                                and v["f_order"] == "tets"
+                                and v["u_order"] in ("node", "tile")):
         raise SetupError(f"kernel variant '{variant}': the Pallas kernels take the layout "
                          "of 'tets-node-sym-dam'")
+    if v["u_order"] == "tile" and not v.get("smajor"):
+        raise SetupError(f"kernel variant '{variant}': the tile u order is read by the "
+                         "Pallas node kernel with slot-major node arrays only")
     if v.get("smajor") and not v.get("pallas"):
         raise SetupError(f"kernel variant '{variant}': slot-major node arrays are read by "
                          "the Pallas node kernel only")
@@ -285,7 +321,8 @@ def make_layout(ops: Operators, variant: str = DEFAULT_VARIANT) -> Layout:
         w, nv = b.width, b.count
         s, p = np.meshgrid(np.arange(w), np.arange(nv), indexing="ij")
         canon = b.offset + s * nv + p
-        u_perm[canon] = b.offset + (s * nv + p if v["u_order"] == "slot" else p * w + s)
+        pos = {"slot": s * nv + p, "node": p * w + s}.get(v["u_order"])
+        u_perm[canon] = b.offset + (tile_position(p, s, w, nv) if pos is None else pos)
     t, k = np.meshgrid(np.arange(nt), np.arange(4), indexing="xy")  # (4, nt)
     f_pos = 4 * t + k if v["f_order"] == "tets" else k * nt + t
     spec = Spec(variant=variant, f_order=v["f_order"], u_order=v["u_order"], sym=v["sym"],
@@ -295,6 +332,7 @@ def make_layout(ops: Operators, variant: str = DEFAULT_VARIANT) -> Layout:
                 groll=v.get("groll", False), inplace=v.get("inplace", False),
                 uadd=v.get("uadd", False), dmajor=v.get("dmajor", False),
                 pallas=v.get("pallas", False), smajor=v.get("smajor", False),
+                flat_edges=v.get("flat_edges", False),
                 buckets=tuple((b.offset, b.width, b.count) for b in ops.buckets),
                 lossy=tuple(b.Msig is not None for b in ops.buckets))
     return Layout(spec=spec, u_perm=u_perm, f_pos=f_pos, he_pos=u_perm[ops.he_pos],
@@ -419,7 +457,7 @@ def kernel_arrays(ops: Operators, lay: Layout, dt: float, dtype, lossless: bool 
     counts = cx.tets_per_edge
     first = np.concatenate([[0], np.cumsum(counts)[:-1]])
     rank = np.arange(order.size) - first[edge_of[order]]
-    width = choose_buckets(counts)
+    width = np.full(ne, counts.max()) if spec.flat_edges else choose_buckets(counts)
     gpos = np.empty(ne, np.int64)
     ebk, start = [], 1  # G[0] = 0: the padding of the node tables
     for c in np.unique(width):
@@ -615,8 +653,10 @@ def half_step_bytes(ops: Operators, lay: Layout, itemsize: int = 4,
         pairs = ops.eidx.size
         mat = full
     else:
-        pairs = int(sum(int(c) * int((choose_buckets(cx.tets_per_edge) == c).sum())
-                        for c in np.unique(choose_buckets(cx.tets_per_edge))))
+        tpe = cx.tets_per_edge
+        pairs = (int(tpe.max()) * ne if spec.flat_edges else
+                 int(sum(int(c) * int((choose_buckets(tpe) == c).sum())
+                         for c in np.unique(choose_buckets(tpe)))))
         mat = packed if spec.sym else full
         if spec.shared:
             mat = sum(B["Dtab"].size + B["Dpos"].size + B["rkw"].size for B in K["buckets"])
@@ -639,6 +679,7 @@ __all__ = [
     "SMALL_MESH_TETS",
     "SMALL_MESH_VARIANT",
     "SYM4",
+    "U_TILE",
     "VARIANTS",
     "Layout",
     "Spec",
@@ -650,4 +691,5 @@ __all__ = [
     "rank_packing",
     "share_rows",
     "sparse_arrays",
+    "tile_position",
 ]

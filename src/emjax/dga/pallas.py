@@ -37,6 +37,7 @@ import jax.numpy as jnp
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import triton as plt
 
+from .layout import tile_position
 from .step import _FACE_TERMS, _KM, _KP, _SYM4_ROW
 
 TUNING = {"faraday": (256, 8), "edges": (256, 8), "nodes": (256, 8)}
@@ -141,7 +142,7 @@ def edge_sums(f, ebk):
 
 
 def _node_kernel(G_ref, g_ref, D_ref, *rest, off: int, nv: int, w: int, half: bool,
-                 lossy: bool, smajor: bool, block: int):
+                 lossy: bool, smajor: bool, tile: bool, block: int):
     Dh_ref = rest[0] if half else None
     P_ref = rest[-3] if lossy else None
     u_ref, o_ref = rest[-2], rest[-1]
@@ -157,8 +158,8 @@ def _node_kernel(G_ref, g_ref, D_ref, *rest, off: int, nv: int, w: int, half: bo
         g = entry(g_ref, (), j, other=0)
         gv = G_ref[jnp.abs(g)]
         x.append(jnp.where(g < 0, -gv, gv))
-    base = off + v * w
-    uu = [plt.load(u_ref.at[base + i], mask=m, other=0.0) for i in range(w)]
+    pos = [off + (tile_position(v, i, w, nv) if tile else v * w + i) for i in range(w)]
+    uu = [plt.load(u_ref.at[pos[i]], mask=m, other=0.0) for i in range(w)]
     for i in range(w):
         acc = entry(D_ref, (0,), i) * x[i]
         for d in range(1, D_ref.shape[0]):
@@ -171,23 +172,24 @@ def _node_kernel(G_ref, g_ref, D_ref, *rest, off: int, nv: int, w: int, half: bo
                 acc = acc + entry(P_ref, (), i, j) * uu[j]
         else:
             acc = acc + uu[i]
-        plt.store(o_ref.at[base + i], acc, mask=m)
+        plt.store(o_ref.at[pos[i]], acc, mask=m)
 
 
-def node_products(u, G, offsets, buckets, smajor: bool = False):
+def node_products(u, G, offsets, buckets, smajor: bool = False, tile: bool = False):
     """u with the w entries of every node advanced by ``(M^eps_v)^{-1} x`` (``x = sign
     G[|gidx|]``), in place, a launch per node bucket; lossy buckets by ``P u + Q x``.
     ``offsets``: each bucket's start in u; ``buckets``: ``K["buckets"]``, each with
     ``gidx`` (nv, w), ``D`` (nd, nv, w), ``Dh`` (nv, w / 2) for even w, ``P`` (nv, w, w)
     when lossy, or with ``smajor`` slot-major: (w, nv), (nd, w, nv), (w / 2, nv),
-    (w, w, nv)."""
+    (w, w, nv). ``tile``: u in the ``tile`` order of :func:`emjax.dga.layout.tile_position`
+    (with ``smajor``) instead of node-major."""
     block, warps = TUNING["nodes"]
     for off, B in zip(offsets, buckets, strict=True):
         nv, w = B["gidx"].shape[::-1] if smajor else B["gidx"].shape
         half, lossy = "Dh" in B, "P" in B
         args = [G, B["gidx"], B["D"]] + [B[k] for k in ("Dh", "P") if k in B] + [u]
         kern = functools.partial(_node_kernel, off=off, nv=nv, w=w, half=half,
-                                 lossy=lossy, smajor=smajor, block=block)
+                                 lossy=lossy, smajor=smajor, tile=tile, block=block)
         u = _call(kern, jax.ShapeDtypeStruct(u.shape, u.dtype), -(-nv // block), warps,
                   {len(args) - 1: 0}, *args)
     return u

@@ -56,7 +56,7 @@ import numpy as np
 from jax import lax
 
 from .complex import C_REF
-from .layout import SYM4, rank_packing
+from .layout import SYM4, U_TILE, rank_packing
 from .mesh import LOCAL_EDGES
 
 _T6_TERMS = [[(k, float(C_REF[k, le])) for k in range(4) if C_REF[k, le] != 0] for le in range(6)]
@@ -224,7 +224,7 @@ def ampere(u, f, K, spec, current=None):
         G = G.at[K["src_g"]].add(-current)
     if spec.pallas:
         return pallas.node_products(u, G, [off for off, _, _ in spec.buckets], K["buckets"],
-                                    smajor=spec.smajor)
+                                    smajor=spec.smajor, tile=spec.u_order == "tile")
     node = spec.u_order == "node"
     ax = 1 if node else 0
     out = []
@@ -395,7 +395,12 @@ def u_blocks(u, spec):
     out = []
     for off, w, nv in spec.buckets:
         b = u[off:off + w * nv]
-        out.append(b.reshape(w, nv) if spec.u_order == "slot" else b.reshape(nv, w).T)
+        if spec.u_order == "tile":  # full tiles (nt, w, U_TILE), then the last (w, rest)
+            nt, T = nv // U_TILE, U_TILE
+            full = b[:nt * T * w].reshape(nt, w, T).transpose(1, 0, 2).reshape(w, nt * T)
+            out.append(jnp.concatenate([full, b[nt * T * w:].reshape(w, nv - nt * T)], 1))
+        else:
+            out.append(b.reshape(w, nv) if spec.u_order == "slot" else b.reshape(nv, w).T)
     return out
 
 
