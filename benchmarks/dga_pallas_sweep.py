@@ -36,12 +36,16 @@ streamed loads 0.178 / 0.692. XLA default in the same run 0.245 / 0.350."""
 
 RUNS = [  # (variant, configs); the first is timed again last, for the spread
     ("tets-node-sym-dam-p", CONFIGS[:1]),
-    ("tets-node-sym-dams-p", CONFIGS[:1]),  # slot-major node arrays
-    ("tets-node-sym-dams-pe", CONFIGS[:1]),  # + edge sums in one table, edge order
-    ("tets-tile-sym-dams-p", CONFIGS[:1]),  # + u in warp tiles
-    ("tets-tile-sym-dams-pe", CONFIGS),
+    ("tets-node-sym-dam-pe", CONFIGS),  # edge sums in one table, edge order
+    ("tets-tile-sym-dam-pe", CONFIGS),  # + u in warp tiles
+    ("tets-tile-sym-dams-pe", CONFIGS[:1]),  # + slot-major node arrays
     ("tets-node-sym-dam-p", CONFIGS[:1]),
 ]
+"""First run of the variants (H100, 2026-11-25, 20.2M DoFs, record
+``benchmarks/results/2026-11-25-h100-dga-pallas-sweep.txt``), Ampere ms: -dam-p 0.2738
+and 0.2730, -dams-p 0.3101, -dams-pe 0.2814, tile -dams-p 0.2962, tile -dams-pe 0.2748;
+ncu: one edge table 59.6 us against 89 us for the four bucket launches; the w = 14 node
+kernel 155.6 us node-major, 183.2 us slot-major."""
 
 
 def main(dofs: float):

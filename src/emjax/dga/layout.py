@@ -9,7 +9,7 @@ fixes how the kernels of :mod:`emjax.dga.step` see them:
   one 16-byte word group and the gathers they share hit the same cache lines.
 * ``u_order``: ``"slot"`` (w, nv) per bucket, or ``"node"`` (nv, w): the half edges of a
   dual volume side by side, so the threads of one node share its gathers in L1; or
-  ``"tile"`` (Pallas only): nodes in tiles of ``U_TILE`` (one warp), slot-major within a
+  ``"tile"`` (Pallas): nodes in tiles of ``U_TILE`` (one warp), slot-major within a
   tile (:func:`tile_position`), so that the Pallas node kernel's thread per node reads
   and writes each slot of a warp's nodes as one 128-byte line, while a node's half
   edges stay within w lines of each other for Faraday's gathers.
@@ -124,6 +124,12 @@ VARIANTS: dict[str, dict] = {
     "tets-node-sym-dams-p": {"f_order": "tets", "u_order": "node", "sym": True,
                              "direct": True, "uadd": True, "dmajor": True, "pallas": True,
                              "smajor": True},
+    "tets-node-sym-dam-pe": {"f_order": "tets", "u_order": "node", "sym": True,
+                             "direct": True, "uadd": True, "dmajor": True, "pallas": True,
+                             "flat_edges": True},
+    "tets-tile-sym-dam-pe": {"f_order": "tets", "u_order": "tile", "sym": True,
+                             "direct": True, "uadd": True, "dmajor": True, "pallas": True,
+                             "flat_edges": True},
     "tets-node-sym-dams-pe": {"f_order": "tets", "u_order": "node", "sym": True,
                               "direct": True, "uadd": True, "dmajor": True, "pallas": True,
                               "smajor": True, "flat_edges": True},
@@ -306,9 +312,9 @@ def make_layout(ops: Operators, variant: str = DEFAULT_VARIANT) -> Layout:
                                 and v["u_order"] in ("node", "tile")):
         raise SetupError(f"kernel variant '{variant}': the Pallas kernels take the layout "
                          "of 'tets-node-sym-dam'")
-    if v["u_order"] == "tile" and not v.get("smajor"):
+    if v["u_order"] == "tile" and not v.get("pallas"):
         raise SetupError(f"kernel variant '{variant}': the tile u order is read by the "
-                         "Pallas node kernel with slot-major node arrays only")
+                         "Pallas node kernel only")
     if v.get("smajor") and not v.get("pallas"):
         raise SetupError(f"kernel variant '{variant}': slot-major node arrays are read by "
                          "the Pallas node kernel only")
@@ -420,7 +426,7 @@ def kernel_arrays(ops: Operators, lay: Layout, dt: float, dtype, lossless: bool 
         return _legacy_arrays(ops, dt, dtype, lossless)
     spec, cx = lay.spec, ops.cx
     nt, ne = cx.num_tets, cx.num_edges
-    node = spec.u_order == "node"
+    node = spec.u_order in ("node", "tile")  # node arrays node-major unless ``smajor``
     K: dict = {"orient": cx.orientation.astype(dtype)}
     if spec.compact:
         K.update(_compact_indices(ops, lay))
