@@ -17,7 +17,6 @@ from emjax.dga import pallas, structured
 from emjax.dga.complex import build
 from emjax.dga.layout import (
     DEFAULT_VARIANT,
-    SMALL_MESH_VARIANT,
     half_step_bytes,
     kernel_arrays,
     make_layout,
@@ -25,8 +24,11 @@ from emjax.dga.layout import (
 from emjax.dga.mass import assemble
 
 CONFIGS = [  # (faraday, edges, nodes): (elements per program, warps)
-    ((256, 8), (256, 8), (256, 8)),  # pallas.TUNING
+    ((256, 8), (256, 8), (256, 8)),
     ((128, 4), (128, 4), (128, 4)),
+    ((256, 8), (256, 8), (128, 4)),
+    ((256, 8), (128, 4), (128, 4)),
+    ((256, 8), (256, 8), (64, 2)),
 ]
 """Measured before (H100, 2026-11-23, 20.2M DoFs, ``-dam-p``, Faraday / Ampere ms; record
 ``benchmarks/results/2026-11-23d-h100-dga-pallas-sweeps.txt``): all (256, 8) 0.173 /
@@ -35,17 +37,19 @@ CONFIGS = [  # (faraday, edges, nodes): (elements per program, warps)
 streamed loads 0.178 / 0.692. XLA default in the same run 0.245 / 0.350."""
 
 RUNS = [  # (variant, configs); the first is timed again last, for the spread
+    ("tets-tile-sym-dam-pe", CONFIGS),  # GPU_VARIANT
+    ("tets-node-sym-dam-pe", CONFIGS[:1]),
     ("tets-node-sym-dam-p", CONFIGS[:1]),
-    ("tets-node-sym-dam-pe", CONFIGS),  # edge sums in one table, edge order
-    ("tets-tile-sym-dam-pe", CONFIGS),  # + u in warp tiles
-    ("tets-tile-sym-dams-pe", CONFIGS[:1]),  # + slot-major node arrays
-    ("tets-node-sym-dam-p", CONFIGS[:1]),
+    ("tets-tile-sym-dam-pe", CONFIGS[:3]),
 ]
 """First run of the variants (H100, 2026-11-25, 20.2M DoFs, record
 ``benchmarks/results/2026-11-25-h100-dga-pallas-sweep.txt``), Ampere ms: -dam-p 0.2738
 and 0.2730, -dams-p 0.3101, -dams-pe 0.2814, tile -dams-p 0.2962, tile -dams-pe 0.2748;
 ncu: one edge table 59.6 us against 89 us for the four bucket launches; the w = 14 node
-kernel 155.6 us node-major, 183.2 us slot-major."""
+kernel 155.6 us node-major, 183.2 us slot-major. Second run (record
+``2026-11-25-h100-dga-pallas-sweep2.txt``), Ampere ms, configs all (256, 8) / all (128, 4):
+-dam-pe 0.2438 / 0.2524, tile -dam-pe 0.2447 / 0.2299; -dam-p 0.2688 and 0.2723; the
+slot-major node arrays (``-dams``, since removed) 0.2728."""
 
 
 def main(dofs: float):
@@ -64,8 +68,7 @@ def main(dofs: float):
               f"{t['ampere_s'] * 1e3:.4f} ms ({nb['ampere'] / t['ampere_s'] / bw:.3f}), "
               f"step {t['step_s'] * 1e3:.4f} ms", flush=True)
 
-    xla = [DEFAULT_VARIANT] + ([SMALL_MESH_VARIANT] if dofs < 5e6 else [])
-    for v in xla:
+    for v in (DEFAULT_VARIANT,):
         lay = make_layout(ops, v)
         show(v, lay, kernel_arrays(ops, lay, dt, np.float32))
     for v, configs in RUNS:

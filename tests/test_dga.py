@@ -277,8 +277,8 @@ def test_kernel_variants_agree_to_rounding():
 
 def test_gathered_node_product_variants_match_default_float32():
     """The per-term-gather Ampere variants ("gterm", "inplace", "uadd") and the Pallas
-    kernels (node-major and slot-major node arrays, u node-major or in warp tiles, edge
-    sums bucketed or in one table; one launch per bucket, chained in place) advance a
+    kernels (u node-major or in warp tiles, edge sums bucketed or in one table; one launch
+    per node bucket, chained in place) advance a
     lossless two-bucket mesh (widths 10 and 14) as the default does, to float32
     rounding."""
     import jax
@@ -294,9 +294,7 @@ def test_gathered_node_product_variants_match_default_float32():
     f0 = rng.standard_normal((4, cx.num_tets)).astype(np.float32)
     out = {}
     new = ("tets-node-sym-g", "tets-node-sym-gu", "tets-node-sym-ga", "tets-node-sym-gra",
-           "tets-node-sym-dam-p", "tets-node-sym-dams-p", "tets-node-sym-dams-pe",
-           "tets-tile-sym-dams-p", "tets-tile-sym-dams-pe", "tets-node-sym-dam-pe",
-           "tets-tile-sym-dam-pe")
+           "tets-node-sym-dam-p", "tets-node-sym-dam-pe", "tets-tile-sym-dam-pe")
     for v in ("tets-node-sym-d", *new):
         lay = make_layout(ops, v)
         assert len(lay.spec.buckets) == 2, lay.spec.buckets  # the concatenate is exercised

@@ -9,7 +9,7 @@ fixes how the kernels of :mod:`emjax.dga.step` see them:
   one 16-byte word group and the gathers they share hit the same cache lines.
 * ``u_order``: ``"slot"`` (w, nv) per bucket, or ``"node"`` (nv, w): the half edges of a
   dual volume side by side, so the threads of one node share its gathers in L1; or
-  ``"tile"`` (Pallas): nodes in tiles of ``U_TILE`` (one warp), slot-major within a
+  ``"tile"`` (Pallas only): nodes in tiles of ``U_TILE`` (one warp), slot-major within a
   tile (:func:`tile_position`), so that the Pallas node kernel's thread per node reads
   and writes each slot of a warp's nodes as one 128-byte line, while a node's half
   edges stay within w lines of each other for Faraday's gathers.
@@ -71,9 +71,10 @@ fixes how the kernels of :mod:`emjax.dga.step` see them:
 * ``pallas`` (the layout of ``tets-node-sym-dam``): the half-steps as Pallas (Triton)
   kernels, :mod:`emjax.dga.pallas`, one thread per tet, edge or node, each element's
   gathers done once and nothing written out between them; GPU only in practice.
-  ``smajor``: with it the node arrays are slot-major, gidx (w, nv), D (nd, w, nv), Dh
-  (w / 2, nv), P (w, w, nv), so that the node kernel's threads (one per node) read each
-  slot's row contiguously (``-dam`` stores them for XLA's thread per (node, slot)).
+  Node arrays stay node-major: stored slot-major ((w, nv) rows, read contiguously by the
+  node kernel's thread per node) they made the w = 14 node kernel 183 instead of 156 us
+  (H100, 20.2M DoFs, 2026-11-25): some 120 concurrent row streams per block where
+  node-major reads 10, and were removed.
   ``flat_edges`` (suffix ``-pe``): the edge sums as one table of width P (most tets per
   edge) over all edges in edge order, G in edge order: one launch that reads f once in
   the mesh's own order, where the bucketed tables sweep f once per bucket (f is 16 B per
@@ -94,8 +95,10 @@ products (``-g``, ``-ga``, ``-gu``, ``-gra``) measured slower: 0.50 to 1.21 ms f
 f held as four (nt,) rows (Faraday one multi-output fusion) and a per-slot row product
 in slot order measured slower in the full step (0.634, 0.596, 0.665 against 0.563 ms)
 and were removed. ``"tets-node-sym-dam-p"``: the same arrays through the Pallas kernels,
-step 0.427 against 0.560 ms in one run (Faraday 0.173, Ampere 0.276 ms);
-``variant="auto"`` (:func:`auto_variant`) runs it on a GPU from ``SMALL_MESH_TETS``.
+step 0.427 against 0.560 ms in one run (Faraday 0.173, Ampere 0.276 ms). With u in warp
+tiles and the edge sums in one table (``"tets-tile-sym-dam-pe"``, 2026-11-25) Ampere
+0.230-0.245 ms, step 0.38-0.41 ms; it is the fastest at 0.87M, 2.7M and 20.2M DoFs and
+what ``variant="auto"`` (:func:`auto_variant`) runs on a GPU.
 
 Variants give the same results to rounding (tests/test_dga.py compares them);
 :func:`Layout.u_canonical` / :func:`Layout.f_canonical` map states to the canonical order.
@@ -121,24 +124,12 @@ VARIANTS: dict[str, dict] = {
                           "uadd": True, "dmajor": True},
     "tets-node-sym-dam-p": {"f_order": "tets", "u_order": "node", "sym": True,
                             "direct": True, "uadd": True, "dmajor": True, "pallas": True},
-    "tets-node-sym-dams-p": {"f_order": "tets", "u_order": "node", "sym": True,
-                             "direct": True, "uadd": True, "dmajor": True, "pallas": True,
-                             "smajor": True},
     "tets-node-sym-dam-pe": {"f_order": "tets", "u_order": "node", "sym": True,
                              "direct": True, "uadd": True, "dmajor": True, "pallas": True,
                              "flat_edges": True},
     "tets-tile-sym-dam-pe": {"f_order": "tets", "u_order": "tile", "sym": True,
                              "direct": True, "uadd": True, "dmajor": True, "pallas": True,
                              "flat_edges": True},
-    "tets-node-sym-dams-pe": {"f_order": "tets", "u_order": "node", "sym": True,
-                              "direct": True, "uadd": True, "dmajor": True, "pallas": True,
-                              "smajor": True, "flat_edges": True},
-    "tets-tile-sym-dams-p": {"f_order": "tets", "u_order": "tile", "sym": True,
-                             "direct": True, "uadd": True, "dmajor": True, "pallas": True,
-                             "smajor": True},
-    "tets-tile-sym-dams-pe": {"f_order": "tets", "u_order": "tile", "sym": True,
-                              "direct": True, "uadd": True, "dmajor": True, "pallas": True,
-                              "smajor": True, "flat_edges": True},
     "tets-node-sym-g": {"f_order": "tets", "u_order": "node", "sym": True, "direct": True,
                         "gterm": True},
     "tets-node-sym-gu": {"f_order": "tets", "u_order": "node", "sym": True, "direct": True,
@@ -164,25 +155,20 @@ VARIANTS: dict[str, dict] = {
 
 DEFAULT_VARIANT = "tets-node-sym-dam"
 """The fastest XLA layout: the reference of the Pallas kernels, and ``auto`` on a CPU."""
-GPU_VARIANT = "tets-node-sym-dam-p"
-"""Pallas kernels on the default's layout, ``auto`` on a GPU (H100, 20.2M DoFs,
-2026-11-23: step 0.427 against 0.560 ms; :mod:`emjax.dga.pallas`)."""
-SMALL_MESH_VARIANT = "rows-slot"
-SMALL_MESH_TETS = 500_000
-"""Below this many tetrahedra the whole state sits in a GPU's L2 cache and the first
-layout is fastest of the XLA ones (H100, 2026-11-23: 0.042 against 0.052 ms at 135k
-tets, 0.093 against 0.096 ms at 420k); at 3.2M tets the node-major default is 2.5x
-faster. The Pallas kernels are not yet timed there one launch per bucket."""
+GPU_VARIANT = "tets-tile-sym-dam-pe"
+"""Pallas kernels, u in warp tiles, edge sums in one table: ``auto`` on a GPU. H100,
+2026-11-25, full step against the XLA default and the first version (``rows-slot``):
+0.0296 / 0.0455 / 0.0418 ms at 0.87M DoFs, 0.0635 / 0.0837 / 0.0951 at 2.7M, 0.405 /
+0.561 / 1.672 at 20.2M (:mod:`emjax.dga.pallas`, BENCHMARKS.md)."""
 
 
 def auto_variant(num_tets: int, gpu: bool = False) -> str:
     """The layout ``variant="auto"`` runs on a mesh of ``num_tets`` tetrahedra, on a GPU
-    or not. Off the GPU the XLA default: Pallas runs there only in its interpreter, and
-    the small-mesh rule is about a GPU's L2 (2-core CPU, 60k DoFs, 2026-11-23: step 0.37
-    ms for the default, 2.4 ms for ``rows-slot``)."""
-    if not gpu:
-        return DEFAULT_VARIANT
-    return SMALL_MESH_VARIANT if num_tets < SMALL_MESH_TETS else GPU_VARIANT
+    or not: the Pallas kernels on a GPU at every size measured (0.87M to 20.2M DoFs; the
+    first version, once faster below 3M DoFs where the state fits in L2, is now slower
+    there too), the XLA default elsewhere, where Pallas runs only in its interpreter."""
+    del num_tets  # one rule at every size measured; kept for the callers' sake
+    return GPU_VARIANT if gpu else DEFAULT_VARIANT
 
 U_TILE = 32
 """Nodes per tile of the ``tile`` u order: a warp's 32 threads read one slot of their
@@ -224,7 +210,6 @@ class Spec:
     uadd: bool = False
     dmajor: bool = False
     pallas: bool = False
-    smajor: bool = False
     flat_edges: bool = False
 
     @property
@@ -315,9 +300,6 @@ def make_layout(ops: Operators, variant: str = DEFAULT_VARIANT) -> Layout:
     if v["u_order"] == "tile" and not v.get("pallas"):
         raise SetupError(f"kernel variant '{variant}': the tile u order is read by the "
                          "Pallas node kernel only")
-    if v.get("smajor") and not v.get("pallas"):
-        raise SetupError(f"kernel variant '{variant}': slot-major node arrays are read by "
-                         "the Pallas node kernel only")
     if v.get("gterm") and (not v["sym"] or v.get("shared") or v["u_order"] != "node"):
         raise SetupError(f"kernel variant '{variant}': per-term gathers need packed "
                          "matrices stored per node (not shared), in node order")
@@ -337,7 +319,7 @@ def make_layout(ops: Operators, variant: str = DEFAULT_VARIANT) -> Layout:
                 lean=v.get("lean", False), gterm=v.get("gterm", False),
                 groll=v.get("groll", False), inplace=v.get("inplace", False),
                 uadd=v.get("uadd", False), dmajor=v.get("dmajor", False),
-                pallas=v.get("pallas", False), smajor=v.get("smajor", False),
+                pallas=v.get("pallas", False),
                 flat_edges=v.get("flat_edges", False),
                 buckets=tuple((b.offset, b.width, b.count) for b in ops.buckets),
                 lossy=tuple(b.Msig is not None for b in ops.buckets))
@@ -426,7 +408,7 @@ def kernel_arrays(ops: Operators, lay: Layout, dt: float, dtype, lossless: bool 
         return _legacy_arrays(ops, dt, dtype, lossless)
     spec, cx = lay.spec, ops.cx
     nt, ne = cx.num_tets, cx.num_edges
-    node = spec.u_order in ("node", "tile")  # node arrays node-major unless ``smajor``
+    node = spec.u_order in ("node", "tile")  # node arrays node-major
     K: dict = {"orient": cx.orientation.astype(dtype)}
     if spec.compact:
         K.update(_compact_indices(ops, lay))
@@ -487,10 +469,7 @@ def kernel_arrays(ops: Operators, lay: Layout, dt: float, dtype, lossless: bool 
         else:
             Pm, Minv = None, b.Minv_s * b.sign[None] * dt
         Minv = 0.5 * (Minv + np.swapaxes(Minv, 0, 1))
-        # node-order u with slot-major node arrays (``smajor``): the Pallas node kernel
-        # runs a thread per node, so (w, nv) rows are read contiguously across threads
-        nmaj = node and not spec.smajor
-        B = {"gidx": (gidx.T if nmaj else gidx).astype(np.int32)}
+        B = {"gidx": (gidx.T if node else gidx).astype(np.int32)}
         if spec.gterm and not spec.groll:  # (nv, 2 w - 1): slots 0 .. w - 1, 0 .. w - 2
             B["gidx"] = np.concatenate([B["gidx"], B["gidx"][:, :b.width - 1]], axis=1)
         if spec.shared:
@@ -501,16 +480,16 @@ def kernel_arrays(ops: Operators, lay: Layout, dt: float, dtype, lossless: bool 
             B["Dtab"] = B["Dtab"].astype(dtype)
         elif spec.sym:
             D, Dh = _pack_cyclic(Minv)
-            if spec.dmajor and not spec.smajor:  # (nd, nv, w): diagonals contiguous
+            if spec.dmajor:  # (nd, nv, w): diagonals contiguous
                 B["D"] = np.ascontiguousarray(np.moveaxis(D, 2, 1)).astype(dtype)
             else:
-                B["D"] = (_node_major(D) if nmaj else D).astype(dtype)
+                B["D"] = (_node_major(D) if node else D).astype(dtype)
             if Dh is not None:
-                B["Dh"] = (_node_major(Dh) if nmaj else Dh).astype(dtype)
+                B["Dh"] = (_node_major(Dh) if node else Dh).astype(dtype)
         else:
             B["Q"] = (_node_major(Minv) if node else Minv).astype(dtype)  # [v, i, j] / [i, j, v]
         if Pm is not None:
-            B["P"] = (_node_major(Pm) if nmaj else Pm).astype(dtype)
+            B["P"] = (_node_major(Pm) if node else Pm).astype(dtype)
         nodes.append(B)
     K["buckets"] = nodes
     if spec.inplace:
@@ -682,8 +661,6 @@ __all__ = [
     "C_REF",
     "DEFAULT_VARIANT",
     "GPU_VARIANT",
-    "SMALL_MESH_TETS",
-    "SMALL_MESH_VARIANT",
     "SYM4",
     "U_TILE",
     "VARIANTS",

@@ -1,10 +1,12 @@
 """Pallas (Triton) kernels of the DGATD leapfrog: one thread block per run of tets,
 edges or nodes, each element's gathers done once.
 
-Same arithmetic, array layouts and results (to rounding) as the XLA kernels of
-:mod:`emjax.dga.step` for the variant ``tets-node-sym-dam`` (f (nt, 4), node-order u,
-packed cyclic node diagonals stored (nd, nv, w); variant ``-dam-p``), which remain the
-reference; ``-dams-p`` stores the node arrays slot-major instead. Why they
+Same arithmetic and results (to rounding) as the XLA kernels of :mod:`emjax.dga.step` for
+the variant ``tets-node-sym-dam`` (f (nt, 4), node-order u, packed cyclic node diagonals
+stored (nd, nv, w); its arrays through these kernels: variant ``-dam-p``), which remain
+the reference. ``-pe`` variants take the edge sums from one table in edge order, and
+``tets-tile-sym-dam-pe`` (``auto`` on a GPU) holds u in warp tiles as well
+(:func:`emjax.dga.layout.tile_position`). Why they
 exist: on an H100 XLA splits each half-step into several kernels. In Faraday it writes
 the six edge circulations of every tet out and reads them back (each has several
 consumers, and XLA does not fuse a gather into more than one); in Ampere it writes the
@@ -142,16 +144,15 @@ def edge_sums(f, ebk):
 
 
 def _node_kernel(G_ref, g_ref, D_ref, *rest, off: int, nv: int, w: int, half: bool,
-                 lossy: bool, smajor: bool, tile: bool, block: int):
+                 lossy: bool, tile: bool, block: int):
     Dh_ref = rest[0] if half else None
     P_ref = rest[-3] if lossy else None
     u_ref, o_ref = rest[-2], rest[-1]
     v, m = _rows(block, nv)
 
     def entry(ref, lead, *slots, other=0.0):
-        """ref[*lead, v, *slots] (node-major) or ref[*lead, *slots, v] (slot-major)."""
-        idx = (*lead, *slots, v) if smajor else (*lead, v, *slots)
-        return plt.load(ref.at[idx], mask=m, other=other)
+        """ref[*lead, v, *slots]: every node array is node-major."""
+        return plt.load(ref.at[(*lead, v, *slots)], mask=m, other=other)
 
     x = []
     for j in range(w):
@@ -175,21 +176,20 @@ def _node_kernel(G_ref, g_ref, D_ref, *rest, off: int, nv: int, w: int, half: bo
         plt.store(o_ref.at[pos[i]], acc, mask=m)
 
 
-def node_products(u, G, offsets, buckets, smajor: bool = False, tile: bool = False):
+def node_products(u, G, offsets, buckets, tile: bool = False):
     """u with the w entries of every node advanced by ``(M^eps_v)^{-1} x`` (``x = sign
     G[|gidx|]``), in place, a launch per node bucket; lossy buckets by ``P u + Q x``.
     ``offsets``: each bucket's start in u; ``buckets``: ``K["buckets"]``, each with
     ``gidx`` (nv, w), ``D`` (nd, nv, w), ``Dh`` (nv, w / 2) for even w, ``P`` (nv, w, w)
-    when lossy, or with ``smajor`` slot-major: (w, nv), (nd, w, nv), (w / 2, nv),
-    (w, w, nv). ``tile``: u in the ``tile`` order of :func:`emjax.dga.layout.tile_position`
-    (with ``smajor``) instead of node-major."""
+    when lossy. ``tile``: u in the ``tile`` order of
+    :func:`emjax.dga.layout.tile_position` instead of node-major."""
     block, warps = TUNING["nodes"]
     for off, B in zip(offsets, buckets, strict=True):
-        nv, w = B["gidx"].shape[::-1] if smajor else B["gidx"].shape
+        nv, w = B["gidx"].shape
         half, lossy = "Dh" in B, "P" in B
         args = [G, B["gidx"], B["D"]] + [B[k] for k in ("Dh", "P") if k in B] + [u]
         kern = functools.partial(_node_kernel, off=off, nv=nv, w=w, half=half,
-                                 lossy=lossy, smajor=smajor, tile=tile, block=block)
+                                 lossy=lossy, tile=tile, block=block)
         u = _call(kern, jax.ShapeDtypeStruct(u.shape, u.dtype), -(-nv // block), warps,
                   {len(args) - 1: 0}, *args)
     return u

@@ -224,7 +224,7 @@ def ampere(u, f, K, spec, current=None):
         G = G.at[K["src_g"]].add(-current)
     if spec.pallas:
         return pallas.node_products(u, G, [off for off, _, _ in spec.buckets], K["buckets"],
-                                    smajor=spec.smajor, tile=spec.u_order == "tile")
+                                    tile=spec.u_order == "tile")
     node = spec.u_order == "node"
     ax = 1 if node else 0
     out = []

@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
+from ..dga.layout import VARIANTS
 from .base import EmModel, Vec3
 from .media import Medium
 from .monitors import EnergyMonitor, Probe
@@ -152,15 +153,7 @@ class DGATD(_Scenario):
     dtype: Literal["float32", "float64"] = Field("float32", description="Field precision.")
     formulation: Literal["dense", "sparse"] = Field(
         "dense", description="Batched local matrices (custom) or global sparse (SpMV).")
-    variant: Literal["auto", "tets-node-sym", "tets-node-sym-c", "tets-node-sym-d",
-                     "tets-node-sym-da", "tets-node-sym-dam",
-                     "tets-node-sym-dam-p", "tets-node-sym-dams-p",
-                     "tets-node-sym-g",
-                     "tets-node-sym-ga",
-                     "tets-node-sym-gu", "tets-node-sym-gra", "tets-node-sym-cd",
-                     "tets-node-sym-cdl", "tets-node-sym-ds",
-                     "tets-node-sym-cds", "tets-node-full", "rows-node-sym", "rows-slot-sym",
-                     "rows-slot"] = Field(
+    variant: Literal[("auto", *VARIANTS)] = Field(  # type: ignore[valid-type]
         "auto", description="Memory layout of the dense kernels (emjax.dga.layout): f order "
         "(tets/rows), u order (node/slot), packed symmetric or full matrices, XLA or Pallas "
         "('-p') kernels; all give the same fields to rounding. 'auto' picks by mesh size and "
