@@ -42,11 +42,13 @@ from jax.experimental.pallas import triton as plt
 from .layout import tile_position
 from .step import _FACE_TERMS, _KM, _KP, _SYM4_ROW
 
-TUNING = {"faraday": (256, 8), "edges": (256, 8), "nodes": (256, 8)}
+TUNING = {"faraday": (256, 8), "edges": (256, 8), "nodes": (128, 4)}
 """(elements per program, warps per program) of each kernel: one element per thread.
 H100, 20.2M DoFs (``benchmarks/dga_pallas_sweep.py``): Faraday 0.173 ms at (256, 8)
 against 0.297 at (512, 4), whose four elements per thread hold too many registers for
-enough warps in flight; evict-first hints on the streamed loads doubled Ampere."""
+enough warps in flight; evict-first hints on the streamed loads doubled Ampere. With u in
+warp tiles the node kernel runs best at (128, 4): Ampere 0.228 against 0.246 ms at
+(256, 8) (2026-11-25; (64, 2) 0.225)."""
 
 
 def _interpret() -> bool:
