@@ -205,20 +205,21 @@ def test_dense_equals_sparse_with_lossy_region():
     assert np.max(np.abs(a["p"].data["Ez"])) > 0
 
 
-def test_pallas_variant_runs_like_the_default(tmp_path):
-    """The Pallas kernels (here in Pallas' interpreter): probes, energy, sparse
-    formulation and a resumed checkpoint give the XLA default's results (lossy
-    region, current and soft sources)."""
+@pytest.mark.parametrize("variant", ["tets-node-sym-dam-p", "tets-tile-sym-dam-pe"])
+def test_pallas_variant_runs_like_the_default(tmp_path, variant):
+    """The Pallas kernels (here in Pallas' interpreter; u node-major or in warp tiles):
+    probes, energy, sparse formulation and a resumed checkpoint give the XLA default's
+    results (lossy region, current and soft sources)."""
     kw = {"background": em.Medium(sigma=0.002)}
     ref = _small_sim(variant="tets-node-sym-dam", **kw).run(progress=False)
-    sim = _small_sim(variant="tets-node-sym-dam-p", **kw)
+    sim = _small_sim(variant=variant, **kw)
     got = sim.run(progress=False)
     for c in ("Ex", "Ez", "Hy"):
         x, y = ref["p"].data[c], got["p"].data[c]
         assert np.max(np.abs(x - y)) <= 1e-12 * np.max(np.abs(x)), c
     w_ref, w = ref["W"].data["energy"], got["W"].data["energy"]
     assert np.max(np.abs(w - w_ref)) <= 1e-12 * np.max(np.abs(w_ref))
-    sparse = _small_sim("sparse", variant="tets-node-sym-dam-p", **kw).run(progress=False)
+    sparse = _small_sim("sparse", variant=variant, **kw).run(progress=False)
     x, y = ref["p"].data["Hy"], sparse["p"].data["Hy"]
     assert np.max(np.abs(x - y)) <= 1e-10 * np.max(np.abs(x))
     from emjax.dga.solver import DGASolver
