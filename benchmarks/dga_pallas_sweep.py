@@ -37,9 +37,10 @@ CONFIGS = [  # (faraday, edges, nodes): (elements per program, warps)
 streamed loads 0.178 / 0.692. XLA default in the same run 0.245 / 0.350."""
 
 RUNS = [  # (variant, configs); the first is timed again last, for the spread
-    ("tets-tile-sym-dam-pe", CONFIGS[2:3]),  # GPU_VARIANT at pallas.TUNING
-    ("tets-tile-sym-damt-pe", CONFIGS),  # + node arrays in tiles
-    ("tets-tile-sym-dam-pe", CONFIGS[2:3]),
+    ("tets-tile-sym-dam-pe", CONFIGS),  # GPU_VARIANT
+    ("tets-node-sym-dam-pe", CONFIGS[:1]),
+    ("tets-node-sym-dam-p", CONFIGS[:1]),
+    ("tets-tile-sym-dam-pe", CONFIGS[:3]),
 ]
 """First run of the variants (H100, 2026-11-25, 20.2M DoFs, record
 ``benchmarks/results/2026-11-25-h100-dga-pallas-sweep.txt``), Ampere ms: -dam-p 0.2738

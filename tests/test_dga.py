@@ -295,8 +295,7 @@ def test_gathered_node_product_variants_match_default_float32():
     f0 = rng.standard_normal((4, cx.num_tets)).astype(np.float32)
     out = {}
     new = ("tets-node-sym-g", "tets-node-sym-gu", "tets-node-sym-ga", "tets-node-sym-gra",
-           "tets-node-sym-dam-p", "tets-node-sym-dam-pe", "tets-tile-sym-dam-pe",
-           "tets-tile-sym-damt-pe")
+           "tets-node-sym-dam-p", "tets-node-sym-dam-pe", "tets-tile-sym-dam-pe")
     for v in ("tets-node-sym-d", *new):
         lay = make_layout(ops, v)
         assert len(lay.spec.buckets) == 2, lay.spec.buckets  # the concatenate is exercised

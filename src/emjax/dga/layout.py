@@ -75,10 +75,6 @@ fixes how the kernels of :mod:`emjax.dga.step` see them:
   node kernel's thread per node) they made the w = 14 node kernel 183 instead of 156 us
   (H100, 20.2M DoFs, 2026-11-25): some 120 concurrent row streams per block where
   node-major reads 10, and were removed.
-  ``tiled_nodes`` (with u in tiles; suffix ``t``): the node arrays in u's warp tiles
-  too, each slot row of gidx, of every diagonal of D, of Dh and of P flattened by
-  :func:`tile_position`, so that a warp reads one 128-byte line per (array, slot)
-  and a block's reads come from a few contiguous runs.
   ``flat_edges`` (suffix ``-pe``): the edge sums as one table of width P (most tets per
   edge) over all edges in edge order, G in edge order: one launch that reads f once in
   the mesh's own order, where the bucketed tables sweep f once per bucket (f is 16 B per
@@ -134,9 +130,6 @@ VARIANTS: dict[str, dict] = {
     "tets-tile-sym-dam-pe": {"f_order": "tets", "u_order": "tile", "sym": True,
                              "direct": True, "uadd": True, "dmajor": True, "pallas": True,
                              "flat_edges": True},
-    "tets-tile-sym-damt-pe": {"f_order": "tets", "u_order": "tile", "sym": True,
-                              "direct": True, "uadd": True, "dmajor": True, "pallas": True,
-                              "flat_edges": True, "tiled_nodes": True},
     "tets-node-sym-g": {"f_order": "tets", "u_order": "node", "sym": True, "direct": True,
                         "gterm": True},
     "tets-node-sym-gu": {"f_order": "tets", "u_order": "node", "sym": True, "direct": True,
@@ -218,7 +211,6 @@ class Spec:
     dmajor: bool = False
     pallas: bool = False
     flat_edges: bool = False
-    tiled_nodes: bool = False
 
     @property
     def f_shape(self) -> tuple[int, int]:
@@ -305,8 +297,6 @@ def make_layout(ops: Operators, variant: str = DEFAULT_VARIANT) -> Layout:
                                 and v["u_order"] in ("node", "tile")):
         raise SetupError(f"kernel variant '{variant}': the Pallas kernels take the layout "
                          "of 'tets-node-sym-dam'")
-    if v.get("tiled_nodes") and v["u_order"] != "tile":
-        raise SetupError(f"kernel variant '{variant}': tiled node arrays go with u in tiles")
     if v["u_order"] == "tile" and not v.get("pallas"):
         raise SetupError(f"kernel variant '{variant}': the tile u order is read by the "
                          "Pallas node kernel only")
@@ -330,7 +320,7 @@ def make_layout(ops: Operators, variant: str = DEFAULT_VARIANT) -> Layout:
                 groll=v.get("groll", False), inplace=v.get("inplace", False),
                 uadd=v.get("uadd", False), dmajor=v.get("dmajor", False),
                 pallas=v.get("pallas", False),
-                flat_edges=v.get("flat_edges", False), tiled_nodes=v.get("tiled_nodes", False),
+                flat_edges=v.get("flat_edges", False),
                 buckets=tuple((b.offset, b.width, b.count) for b in ops.buckets),
                 lossy=tuple(b.Msig is not None for b in ops.buckets))
     return Layout(spec=spec, u_perm=u_perm, f_pos=f_pos, he_pos=u_perm[ops.he_pos],
@@ -402,15 +392,6 @@ def _pack_cyclic(M: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
     D = np.stack([M[i, (i + d) % w] for d in range(nd)])
     Dh = M[np.arange(w // 2), np.arange(w // 2) + w // 2] if w % 2 == 0 else None
     return D, Dh
-
-
-def _tiled(x: np.ndarray) -> np.ndarray:
-    """Slot-major (W, nv) -> flat (nv W,) in the ``tile`` order of :func:`tile_position`."""
-    W, nv = x.shape
-    out = np.empty(W * nv, x.dtype)
-    i, v = np.meshgrid(np.arange(W), np.arange(nv), indexing="ij")
-    out[tile_position(v, i, W, nv)] = x
-    return out
 
 
 def _node_major(x: np.ndarray) -> np.ndarray:
@@ -509,14 +490,6 @@ def kernel_arrays(ops: Operators, lay: Layout, dt: float, dtype, lossless: bool 
             B["Q"] = (_node_major(Minv) if node else Minv).astype(dtype)  # [v, i, j] / [i, j, v]
         if Pm is not None:
             B["P"] = (_node_major(Pm) if node else Pm).astype(dtype)
-        if spec.tiled_nodes:  # the canonical slot-major rows, each flattened into tiles
-            B["gidx"] = _tiled(gidx).astype(np.int32)
-            D, Dh = _pack_cyclic(Minv)
-            B["D"] = np.stack([_tiled(Dd) for Dd in D]).astype(dtype)
-            if Dh is not None:
-                B["Dh"] = _tiled(Dh).astype(dtype)
-            if Pm is not None:  # P[j, tile(v, i)] = Pm[i, j, v]
-                B["P"] = np.stack([_tiled(Pm[:, j]) for j in range(b.width)]).astype(dtype)
         nodes.append(B)
     K["buckets"] = nodes
     if spec.inplace:

@@ -146,20 +146,15 @@ def edge_sums(f, ebk):
 
 
 def _node_kernel(G_ref, g_ref, D_ref, *rest, off: int, nv: int, w: int, half: bool,
-                 lossy: bool, tile: bool, tiled: bool, block: int):
+                 lossy: bool, tile: bool, block: int):
     Dh_ref = rest[0] if half else None
     P_ref = rest[-3] if lossy else None
     u_ref, o_ref = rest[-2], rest[-1]
     v, m = _rows(block, nv)
 
-    def entry(ref, lead, i, j=None, width=w, other=0.0):
-        """Slot i (and j) of node v: ref[*lead, v, i(, j)] node-major, or (``tiled``)
-        ref[*lead(, j), tile_position(v, i)] with rows of ``width`` slots per node."""
-        if tiled:
-            idx = (*lead, *(() if j is None else (j,)), tile_position(v, i, width, nv))
-        else:
-            idx = (*lead, v, i) if j is None else (*lead, v, i, j)
-        return plt.load(ref.at[idx], mask=m, other=other)
+    def entry(ref, lead, *slots, other=0.0):
+        """ref[*lead, v, *slots]: every node array is node-major."""
+        return plt.load(ref.at[(*lead, v, *slots)], mask=m, other=other)
 
     x = []
     for j in range(w):
@@ -174,7 +169,7 @@ def _node_kernel(G_ref, g_ref, D_ref, *rest, off: int, nv: int, w: int, half: bo
             a, b = (i + d) % w, (i - d) % w
             acc = acc + entry(D_ref, (d,), i) * x[a] + entry(D_ref, (d,), b) * x[b]
         if half:
-            acc = acc + entry(Dh_ref, (), i % (w // 2), width=w // 2) * x[(i + w // 2) % w]
+            acc = acc + entry(Dh_ref, (), i % (w // 2)) * x[(i + w // 2) % w]
         if lossy:
             for j in range(w):
                 acc = acc + entry(P_ref, (), i, j) * uu[j]
@@ -183,20 +178,20 @@ def _node_kernel(G_ref, g_ref, D_ref, *rest, off: int, nv: int, w: int, half: bo
         plt.store(o_ref.at[pos[i]], acc, mask=m)
 
 
-def node_products(u, G, layout, buckets, tile: bool = False, tiled: bool = False):
+def node_products(u, G, offsets, buckets, tile: bool = False):
     """u with the w entries of every node advanced by ``(M^eps_v)^{-1} x`` (``x = sign
     G[|gidx|]``), in place, a launch per node bucket; lossy buckets by ``P u + Q x``.
-    ``layout``: (start in u, w, nv) of each bucket; ``buckets``: ``K["buckets"]``, each
-    with ``gidx`` (nv, w), ``D`` (nd, nv, w), ``Dh`` (nv, w / 2) for even w, ``P`` (nv,
-    w, w) when lossy. ``tile``: u in the ``tile`` order of
-    :func:`emjax.dga.layout.tile_position` instead of node-major; ``tiled``: the node
-    arrays too, gidx (nv w,), D (nd, nv w), Dh (nv w / 2,), P (w, nv w)."""
+    ``offsets``: each bucket's start in u; ``buckets``: ``K["buckets"]``, each with
+    ``gidx`` (nv, w), ``D`` (nd, nv, w), ``Dh`` (nv, w / 2) for even w, ``P`` (nv, w, w)
+    when lossy. ``tile``: u in the ``tile`` order of
+    :func:`emjax.dga.layout.tile_position` instead of node-major."""
     block, warps = TUNING["nodes"]
-    for (off, w, nv), B in zip(layout, buckets, strict=True):
+    for off, B in zip(offsets, buckets, strict=True):
+        nv, w = B["gidx"].shape
         half, lossy = "Dh" in B, "P" in B
         args = [G, B["gidx"], B["D"]] + [B[k] for k in ("Dh", "P") if k in B] + [u]
         kern = functools.partial(_node_kernel, off=off, nv=nv, w=w, half=half,
-                                 lossy=lossy, tile=tile, tiled=tiled, block=block)
+                                 lossy=lossy, tile=tile, block=block)
         u = _call(kern, jax.ShapeDtypeStruct(u.shape, u.dtype), -(-nv // block), warps,
                   {len(args) - 1: 0}, *args)
     return u

@@ -223,8 +223,8 @@ def ampere(u, f, K, spec, current=None):
     if current is not None:
         G = G.at[K["src_g"]].add(-current)
     if spec.pallas:
-        return pallas.node_products(u, G, spec.buckets, K["buckets"],
-                                    tile=spec.u_order == "tile", tiled=spec.tiled_nodes)
+        return pallas.node_products(u, G, [off for off, _, _ in spec.buckets], K["buckets"],
+                                    tile=spec.u_order == "tile")
     node = spec.u_order == "node"
     ax = 1 if node else 0
     out = []
