@@ -49,7 +49,10 @@ ncu: one edge table 59.6 us against 89 us for the four bucket launches; the w = 
 kernel 155.6 us node-major, 183.2 us slot-major. Second run (record
 ``2026-11-25-h100-dga-pallas-sweep2.txt``), Ampere ms, configs all (256, 8) / all (128, 4):
 -dam-pe 0.2438 / 0.2524, tile -dam-pe 0.2447 / 0.2299; -dam-p 0.2688 and 0.2723; the
-slot-major node arrays (``-dams``, since removed) 0.2728."""
+slot-major node arrays (``-dams``, since removed) 0.2728. Third run (record
+``2026-11-25-h100-dga-pallas-sweep3.txt``): tile -dam-pe at nodes (128, 4) 0.2281 (the
+new pallas.TUNING). Fourth (``...-sweep4-tiled-nodes.txt``): node arrays in u's tiles as
+well, 0.2401-0.2820 against 0.2303; reverted."""
 
 
 def main(dofs: float):
