@@ -49,22 +49,10 @@ fixes how the kernels of :mod:`emjax.dga.step` see them:
   per tet), and the ``direct`` edge sums gather f by (tet, face) instead of from a
   flattened f (a second consumer of the Faraday result, which split its fusion).
 
-* ``gterm`` (packed matrices per node): the Ampere node product gathers the signed edge
-  sums once per term, at the rolled slot, ``x[v, (i + s) mod w] = sign G[|gidx|]``,
-  instead of gathering x once and rolling it: every gather has one consumer, so nothing
-  pushes XLA to write x out (on the H100 it wrote x of the w = 14 bucket, 8 B per half
-  edge and a kernel of its own) and each bucket's product can be one loop fusion. The
-  rolled indices are static slices ``gidx[:, s:s + w]`` of a doubled table (nv, 2 w - 1):
-  XLA:CPU writes out a rolled index built in the kernel (concatenate or pad of slices,
-  one (nv, w) int32 array per shift) instead of fusing it into the gather, while a slice
-  of a parameter fuses. Costs 4 (w - 1) B per node more index reads. With ``groll`` the
-  table stays (nv, w) and the kernel rolls it (``jnp.roll`` as slices + concatenate):
-  no extra bytes if the GPU fuses the concatenate into the gathers (XLA:GPU counts
-  concatenate as loop-fusible; XLA:CPU does not fuse it).
-* ``inplace``: each bucket's new u is written into u by a dynamic-update-slice (read
-  by a dynamic slice at the same runtime offset, ``K["uoff"]``) instead of a
-  concatenate of the buckets' results: one in-place kernel per bucket, no kernel
-  holding every bucket's code.
+* Removed after measuring slower (H100, 2026-11-23; BENCHMARKS.md): ``gterm`` (the
+  node product gathering x once per term at the rolled slot, from a doubled index
+  table, or ``groll`` a rolled one), ``inplace`` (each bucket's u written by a
+  dynamic-update-slice): Ampere 0.50-1.21 ms against 0.36.
 * ``dmajor`` (packed, node order): the cyclic diagonals stored (nd, nv, w) instead of
   (nv, nd, w), so that the threads applying one diagonal read it contiguously across
   nodes rather than in w-long pieces nd w apart.
@@ -91,7 +79,8 @@ Default ``"tets-node-sym-dam"``: packed matrices stored diagonal-major, no t6 pa
 u + concatenate(du) (H100, 20.2M DoFs, 2026-11-23): Ampere 0.335 ms against 0.369 for
 ``-da`` in the same run (0.360 earlier; 0.411 for ``-d``, whose copy of u after the
 concatenate ``-da`` removed), Faraday 0.255 ms, step 0.575 ms. The gathered node
-products (``-g``, ``-ga``, ``-gu``, ``-gra``) measured slower: 0.50 to 1.21 ms for Ampere.
+products (``-g``, ``-ga``, ``-gu``, ``-gra``) measured slower, 0.50 to 1.21 ms for
+Ampere, and were removed.
 f held as four (nt,) rows (Faraday one multi-output fusion) and a per-slot row product
 in slot order measured slower in the full step (0.634, 0.596, 0.665 against 0.563 ms)
 and were removed. ``"tets-node-sym-dam-p"``: the same arrays through the Pallas kernels,
@@ -130,14 +119,6 @@ VARIANTS: dict[str, dict] = {
     "tets-tile-sym-dam-pe": {"f_order": "tets", "u_order": "tile", "sym": True,
                              "direct": True, "uadd": True, "dmajor": True, "pallas": True,
                              "flat_edges": True},
-    "tets-node-sym-g": {"f_order": "tets", "u_order": "node", "sym": True, "direct": True,
-                        "gterm": True},
-    "tets-node-sym-gu": {"f_order": "tets", "u_order": "node", "sym": True, "direct": True,
-                         "gterm": True, "inplace": True},
-    "tets-node-sym-ga": {"f_order": "tets", "u_order": "node", "sym": True, "direct": True,
-                         "gterm": True, "uadd": True},
-    "tets-node-sym-gra": {"f_order": "tets", "u_order": "node", "sym": True, "direct": True,
-                          "gterm": True, "groll": True, "uadd": True},
     "tets-node-sym-cd": {"f_order": "tets", "u_order": "node", "sym": True, "compact": True,
                          "direct": True},
     "tets-node-sym-cdl": {"f_order": "tets", "u_order": "node", "sym": True, "compact": True,
@@ -204,9 +185,6 @@ class Spec:
     direct: bool = False
     shared: bool = False
     lean: bool = False
-    gterm: bool = False
-    groll: bool = False
-    inplace: bool = False
     uadd: bool = False
     dmajor: bool = False
     pallas: bool = False
@@ -288,10 +266,10 @@ def make_layout(ops: Operators, variant: str = DEFAULT_VARIANT) -> Layout:
     if v.get("shared") and not (v["sym"] and v["u_order"] == "node"):
         raise SetupError(f"kernel variant '{variant}': shared matrices need packed ones "
                          "matrices in node order")
-    if v.get("dmajor") and (not v["sym"] or v.get("shared") or v.get("gterm")
+    if v.get("dmajor") and (not v["sym"] or v.get("shared")
                             or v["u_order"] not in ("node", "tile")):
         raise SetupError(f"kernel variant '{variant}': diagonal-major matrices need packed "
-                         "matrices stored per node, in node order, without per-term gathers")
+                         "matrices stored per node, in node order")
     if v.get("pallas") and not (v["sym"] and v.get("dmajor") and v.get("direct")
                                 and v["f_order"] == "tets"
                                 and v["u_order"] in ("node", "tile")):
@@ -300,9 +278,6 @@ def make_layout(ops: Operators, variant: str = DEFAULT_VARIANT) -> Layout:
     if v["u_order"] == "tile" and not v.get("pallas"):
         raise SetupError(f"kernel variant '{variant}': the tile u order is read by the "
                          "Pallas node kernel only")
-    if v.get("gterm") and (not v["sym"] or v.get("shared") or v["u_order"] != "node"):
-        raise SetupError(f"kernel variant '{variant}': per-term gathers need packed "
-                         "matrices stored per node (not shared), in node order")
     nt = ops.cx.num_tets
     u_perm = np.empty(ops.nu, np.int64)
     for b in ops.buckets:
@@ -316,9 +291,7 @@ def make_layout(ops: Operators, variant: str = DEFAULT_VARIANT) -> Layout:
     spec = Spec(variant=variant, f_order=v["f_order"], u_order=v["u_order"], sym=v["sym"],
                 legacy=v.get("legacy", False), nt=nt, compact=v.get("compact", False),
                 direct=v.get("direct", False), shared=v.get("shared", False),
-                lean=v.get("lean", False), gterm=v.get("gterm", False),
-                groll=v.get("groll", False), inplace=v.get("inplace", False),
-                uadd=v.get("uadd", False), dmajor=v.get("dmajor", False),
+                lean=v.get("lean", False), uadd=v.get("uadd", False), dmajor=v.get("dmajor", False),
                 pallas=v.get("pallas", False),
                 flat_edges=v.get("flat_edges", False),
                 buckets=tuple((b.offset, b.width, b.count) for b in ops.buckets),
@@ -470,8 +443,6 @@ def kernel_arrays(ops: Operators, lay: Layout, dt: float, dtype, lossless: bool 
             Pm, Minv = None, b.Minv_s * b.sign[None] * dt
         Minv = 0.5 * (Minv + np.swapaxes(Minv, 0, 1))
         B = {"gidx": (gidx.T if node else gidx).astype(np.int32)}
-        if spec.gterm and not spec.groll:  # (nv, 2 w - 1): slots 0 .. w - 1, 0 .. w - 2
-            B["gidx"] = np.concatenate([B["gidx"], B["gidx"][:, :b.width - 1]], axis=1)
         if spec.shared:
             if b.width > 255:
                 raise SetupError(f"a node has {b.width} > 255 edges; use a variant without "
@@ -492,12 +463,6 @@ def kernel_arrays(ops: Operators, lay: Layout, dt: float, dtype, lossless: bool 
             B["P"] = (_node_major(Pm) if node else Pm).astype(dtype)
         nodes.append(B)
     K["buckets"] = nodes
-    if spec.inplace:
-        # the buckets' starts in u as runtime scalars, one argument each: XLA fuses the
-        # read (dynamic slice) into the in-place update only when both take their start
-        # from the same operand, and turns constant starts into a static slice; unsigned:
-        # no negative-index wrap-around (a select) in front of each
-        K["uoff"] = [np.asarray(b.offset, np.uint32) for b in ops.buckets]
     K["gpos"] = gpos.astype(np.int32)  # for sources: G position of each edge
     return K
 
@@ -646,11 +611,8 @@ def half_step_bytes(ops: Operators, lay: Layout, itemsize: int = 4,
         if spec.shared:
             mat = sum(B["Dtab"].size + B["Dpos"].size + B["rkw"].size for B in K["buckets"])
     orient = 0 if spec.direct else isz * nt
-    # node indices: one per half edge, or the gterm table of 2 w - 1 per node
-    nidx = (sum((2 * b.width - 1) * b.count for b in ops.buckets)
-            if spec.gterm and not spec.groll else nu)
-    amp = 4 * isz * nt + orient + 4 * pairs + 2 * isz * ne + 4 * nidx + (mat + lossy) * isz \
-        + 2 * nu * isz
+    amp = 4 * isz * nt + orient + 4 * pairs + 2 * isz * ne + 4 * nu + (mat + lossy) * isz \
+        + 2 * nu * isz  # node indices: one per half edge
     # nominal: gathered t6 values per (edge, tet) slot and G per node slot
     amp_nom = amp + pairs * isz + nu * isz
     return {"faraday": int(far), "ampere": int(amp), "faraday_nominal": int(far_nom),

@@ -42,8 +42,6 @@ did, credits cache hits as DRAM traffic (that count is still reported as "nomina
   ``direct`` option does without it; otherwise XLA writes it (48 B per tet more, read
   back through the gathers). XLA also writes the gathered signed edge sums x (nu) before
   the node product (a gather shared by the rolled terms), 8 nu B more, not counted.
-  The ``gterm`` variants gather per term instead (no x); their doubled index table
-  costs 4 (w_v - 1) B per node more, counted.
 * ``shared`` variants: the matrix terms above become the distinct matrices' tables
   (counted once) plus 4 B per tet (Faraday) or per node (Ampere) of row positions and,
   in Ampere, the nodes' packed slot ranks (8 B per node of width <= 16).
@@ -228,21 +226,13 @@ def ampere(u, f, K, spec, current=None):
     node = spec.u_order == "node"
     ax = 1 if node else 0
     out = []
-    for b, ((off, w, nv), B) in enumerate(zip(spec.buckets, K["buckets"], strict=True)):
+    for (off, w, nv), B in zip(spec.buckets, K["buckets"], strict=True):
         shape = (nv, w) if node else (w, nv)
-        if spec.inplace:
-            # read and written at the same runtime offset (see layout's "inplace"); read
-            # from the u updated by the previous buckets, so that no copy of u is needed
-            o = K["uoff"][b]
-            uflat = lax.dynamic_slice(u, (o,), (w * nv,))
-        else:
-            uflat = u[off:off + w * nv]
+        uflat = u[off:off + w * nv]
         ub = uflat.reshape(shape)
         g = B["gidx"]
         if spec.shared:  # node order (make_layout checks)
             du = _packed_product_shared(_signed_take(G, g), B, w)
-        elif spec.gterm:  # node order (make_layout checks)
-            du = _packed_product_gathered(G, g, B, w)
         elif spec.sym:
             x = _signed_take(G, g)
             D = B["D"]
@@ -265,17 +255,10 @@ def ampere(u, f, K, spec, current=None):
             P = B["P"]
             ub = (sum(P[:, :, j] * ub[:, j:j + 1] for j in range(w)) if node
                   else sum(P[:, j, :] * ub[j:j + 1, :] for j in range(w)))
-        if spec.inplace:
-            # the read slice only meets elementwise ops on its way to the update (no
-            # reshape of it): XLA's condition for fusing it into the in-place kernel
-            new = uflat + du.ravel() if "P" not in B else (ub + du).ravel()
-            u = lax.dynamic_update_slice(u, new, (o,))
-        elif spec.uadd:  # increments; u is added once, elementwise, below
+        if spec.uadd:  # increments; u is added once, elementwise, below
             out.append(du.ravel() if "P" not in B else (ub + du).ravel() - uflat)
         else:
             out.append((ub + du).ravel())
-    if spec.inplace:
-        return u
     cat = jnp.concatenate(out) if len(out) > 1 else out[0]
     return u + cat if spec.uadd else cat
 
@@ -284,35 +267,6 @@ def _signed_take(G, g):
     """sign(g) G[|g|]: the signed edge sum of each half edge (+ at edges[:, 0])."""
     v = _take(G, jnp.abs(g))
     return jnp.where(g < 0, -v, v)
-
-
-def _packed_product_gathered(G, g, B, w: int):
-    """(M^eps_v)^{-1} x, x = sign(g) G[|g|], by cyclic diagonals with one gather per term
-    (node order; ``gterm`` variants).
-
-    ``du[i] = sum_s C_s[i] x[(i + s) mod w]`` over the w shifts s; ``C_s = D_s`` for
-    0 <= s <= (w - 1) / 2, ``C_-s = roll(D_s, s)`` (symmetry: ``M[i, i - s] =
-    M[i - s, i]``) and, for even w, ``C_(w/2) = [Dh, Dh]``. g is the doubled index table
-    (nv, 2 w - 1) of :func:`emjax.dga.layout.kernel_arrays`: the shifted x is gathered at
-    the static slice ``g[:, s:s + w]`` rather than rolled after one gather, so each
-    gather has a single consumer and XLA has no reason to write x out; or (``groll``)
-    the (nv, w) table, rolled in the kernel.
-    """
-    roll = g.shape[1] == w  # ``groll``: g is the (nv, w) table itself
-
-    def x_at(s):  # x[(i + s) mod w] along the slot axis
-        s %= w
-        return _signed_take(G, _roll(g, -s, 1) if roll else g[:, s:s + w])
-
-    D = B["D"]
-    du = D[:, 0, :] * x_at(0)
-    for d in range(1, D.shape[1]):
-        Dd = D[:, d, :]
-        du = du + Dd * x_at(d) + _roll(Dd, d, 1) * x_at(-d)
-    if "Dh" in B:
-        Dh = B["Dh"]
-        du = du + lax.concatenate([Dh, Dh], 1) * x_at(w // 2)
-    return du
 
 
 def _packed_product_shared(x, B, w: int):
