@@ -23,12 +23,9 @@ from emjax.dga.layout import (
 )
 from emjax.dga.mass import assemble
 
-CONFIGS = [  # (faraday, edges, nodes): (elements per program, warps)
-    ((256, 8), (256, 8), (256, 8)),
-    ((128, 4), (128, 4), (128, 4)),
-    ((256, 8), (256, 8), (128, 4)),
-    ((256, 8), (128, 4), (128, 4)),
-    ((256, 8), (256, 8), (64, 2)),
+CONFIGS = [  # (faraday, edges, nodes): (elements per program, warps); the sliced edge
+    ((256, 8), (256, 8), (128, 4)),  # kernel's programs hold EDGE_SLICE edges whatever
+    ((256, 8), (256, 4), (128, 4)),  # the first number
 ]
 """Measured before (H100, 2026-11-23, 20.2M DoFs, ``-dam-p``, Faraday / Ampere ms; record
 ``benchmarks/results/2026-11-23d-h100-dga-pallas-sweeps.txt``): all (256, 8) 0.173 /
@@ -37,10 +34,9 @@ CONFIGS = [  # (faraday, edges, nodes): (elements per program, warps)
 streamed loads 0.178 / 0.692. XLA default in the same run 0.245 / 0.350."""
 
 RUNS = [  # (variant, configs); the first is timed again last, for the spread
-    ("tets-tile-sym-dam-pe", CONFIGS),  # GPU_VARIANT
-    ("tets-node-sym-dam-pe", CONFIGS[:1]),
+    ("tets-tile-sym-dam-pe", CONFIGS),  # GPU_VARIANT, sliced edge table
     ("tets-node-sym-dam-p", CONFIGS[:1]),
-    ("tets-tile-sym-dam-pe", CONFIGS[:3]),
+    ("tets-tile-sym-dam-pe", CONFIGS[:1]),
 ]
 """First run of the variants (H100, 2026-11-25, 20.2M DoFs, record
 ``benchmarks/results/2026-11-25-h100-dga-pallas-sweep.txt``), Ampere ms: -dam-p 0.2738
@@ -52,7 +48,8 @@ kernel 155.6 us node-major, 183.2 us slot-major. Second run (record
 slot-major node arrays (``-dams``, since removed) 0.2728. Third run (record
 ``2026-11-25-h100-dga-pallas-sweep3.txt``): tile -dam-pe at nodes (128, 4) 0.2281 (the
 new pallas.TUNING). Fourth (``...-sweep4-tiled-nodes.txt``): node arrays in u's tiles as
-well, 0.2401-0.2820 against 0.2303; reverted."""
+well, 0.2401-0.2820 against 0.2303; reverted. Until then ``-pe`` read one table as wide
+as the widest edge; now the sliced table (``layout.edge_slices``)."""
 
 
 def main(dofs: float):

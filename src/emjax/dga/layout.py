@@ -63,10 +63,15 @@ fixes how the kernels of :mod:`emjax.dga.step` see them:
   node kernel's thread per node) they made the w = 14 node kernel 183 instead of 156 us
   (H100, 20.2M DoFs, 2026-11-25): some 120 concurrent row streams per block where
   node-major reads 10, and were removed.
-  ``flat_edges`` (suffix ``-pe``): the edge sums as one table of width P (most tets per
-  edge) over all edges in edge order, G in edge order: one launch that reads f once in
-  the mesh's own order, where the bucketed tables sweep f once per bucket (f is 16 B per
-  tet, about the L2's size at 20M DoFs), at the cost of the padding codes.
+  ``sliced_edges`` (suffix ``-pe``): the edge sums in one launch over a sliced table
+  (sliced ELLPACK, :func:`edge_slices`): edges in windows of ``EDGE_WINDOW`` in edge
+  order, sorted within a window by their number of tets, cut into slices of
+  ``EDGE_SLICE`` edges (one program each) stored slot-major and padded only to the
+  slice's own widest edge. f is then read once, in the mesh's order, where one launch per
+  bucket of equal tets per edge swept all of f once per bucket (f is 16 B per tet, about
+  the L2's size at 20M DoFs); and a mesh whose tets per edge vary widely (gmsh: 1 to 11,
+  mean 4.7) pays little padding, where one table as wide as the widest edge would read
+  2.3 times the codes.
 * ``uadd``: the new u is ``u + concatenate(du per bucket)``: u itself is read only by
   an elementwise add of its own shape, so XLA may write the result over u (in a loop,
   where u is the carried state) instead of into a new array copied back into the loop's
@@ -115,10 +120,10 @@ VARIANTS: dict[str, dict] = {
                             "direct": True, "uadd": True, "dmajor": True, "pallas": True},
     "tets-node-sym-dam-pe": {"f_order": "tets", "u_order": "node", "sym": True,
                              "direct": True, "uadd": True, "dmajor": True, "pallas": True,
-                             "flat_edges": True},
+                             "sliced_edges": True},
     "tets-tile-sym-dam-pe": {"f_order": "tets", "u_order": "tile", "sym": True,
                              "direct": True, "uadd": True, "dmajor": True, "pallas": True,
-                             "flat_edges": True},
+                             "sliced_edges": True},
     "tets-node-sym-cd": {"f_order": "tets", "u_order": "node", "sym": True, "compact": True,
                          "direct": True},
     "tets-node-sym-cdl": {"f_order": "tets", "u_order": "node", "sym": True, "compact": True,
@@ -165,6 +170,26 @@ def tile_position(v, i, w: int, nv: int, tile: int = U_TILE):
     return (v // tile) * (tile * w) + i * nb + v % tile
 
 
+EDGE_SLICE = 256
+"""Edges per slice of the ``sliced_edges`` table, one Pallas program each."""
+EDGE_WINDOW = 8192
+"""Edges sorted by their tets per edge within windows of this many consecutive edges:
+a slice's edges then have nearly equal counts, and its gathers of f stay among a
+window's few thousand tets."""
+
+
+def edge_slices(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The sliced edge table of ``counts`` (tets per edge): (the edges in table order,
+    (ne,); the codes per edge of each slice of ``EDGE_SLICE``, (ns,), its widest edge's
+    count). Order: by window of ``EDGE_WINDOW`` edges, then by decreasing count."""
+    ne = counts.size
+    order = np.lexsort((-counts, np.arange(ne) // EDGE_WINDOW))
+    ns = -(-ne // EDGE_SLICE)
+    c = np.zeros(ns * EDGE_SLICE, np.int64)
+    c[:ne] = counts[order]
+    return order, c.reshape(ns, EDGE_SLICE).max(axis=1)
+
+
 SYM4 = ((0, 0), (1, 1), (2, 2), (3, 3), (0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3))
 """Packed order of the 10 entries of a symmetric 4x4 matrix (rows of K["Ms"])."""
 
@@ -188,7 +213,7 @@ class Spec:
     uadd: bool = False
     dmajor: bool = False
     pallas: bool = False
-    flat_edges: bool = False
+    sliced_edges: bool = False
 
     @property
     def f_shape(self) -> tuple[int, int]:
@@ -275,6 +300,9 @@ def make_layout(ops: Operators, variant: str = DEFAULT_VARIANT) -> Layout:
                                 and v["u_order"] in ("node", "tile")):
         raise SetupError(f"kernel variant '{variant}': the Pallas kernels take the layout "
                          "of 'tets-node-sym-dam'")
+    if v.get("sliced_edges") and not v.get("pallas"):
+        raise SetupError(f"kernel variant '{variant}': the sliced edge table is read by the "
+                         "Pallas edge kernel only")
     if v["u_order"] == "tile" and not v.get("pallas"):
         raise SetupError(f"kernel variant '{variant}': the tile u order is read by the "
                          "Pallas node kernel only")
@@ -293,7 +321,7 @@ def make_layout(ops: Operators, variant: str = DEFAULT_VARIANT) -> Layout:
                 direct=v.get("direct", False), shared=v.get("shared", False),
                 lean=v.get("lean", False), uadd=v.get("uadd", False), dmajor=v.get("dmajor", False),
                 pallas=v.get("pallas", False),
-                flat_edges=v.get("flat_edges", False),
+                sliced_edges=v.get("sliced_edges", False),
                 buckets=tuple((b.offset, b.width, b.count) for b in ops.buckets),
                 lossy=tuple(b.Msig is not None for b in ops.buckets))
     return Layout(spec=spec, u_perm=u_perm, f_pos=f_pos, he_pos=u_perm[ops.he_pos],
@@ -418,10 +446,20 @@ def kernel_arrays(ops: Operators, lay: Layout, dt: float, dtype, lossless: bool 
     counts = cx.tets_per_edge
     first = np.concatenate([[0], np.cumsum(counts)[:-1]])
     rank = np.arange(order.size) - first[edge_of[order]]
-    width = np.full(ne, counts.max()) if spec.flat_edges else choose_buckets(counts)
     gpos = np.empty(ne, np.int64)
     ebk, start = [], 1  # G[0] = 0: the padding of the node tables
-    for c in np.unique(width):
+    if spec.sliced_edges:  # G in slice order; code of rank r of the edge at G position
+        eorder, widths = edge_slices(counts)  # 1 + p: starts[p // C] + r C + p mod C
+        C = EDGE_SLICE
+        gpos[eorder] = 1 + np.arange(ne)
+        starts = np.concatenate([[0], np.cumsum(widths * C)[:-1]])
+        codes = np.full(int(widths.sum()) * C, pad, np.int64)
+        p = gpos[edge_of[order]] - 1
+        codes[starts[p // C] + rank * C + p % C] = t6pos.ravel()[order]
+        K["esl"] = {"codes": codes.astype(np.int32), "start": starts.astype(np.int32),
+                    "width": widths.astype(np.int32)}
+    width = None if spec.sliced_edges else choose_buckets(counts)
+    for c in ([] if width is None else np.unique(width)):
         edges = np.nonzero(width == c)[0]
         gpos[edges] = start + np.arange(edges.size)
         start += edges.size
@@ -604,9 +642,12 @@ def half_step_bytes(ops: Operators, lay: Layout, itemsize: int = 4,
         mat = full
     else:
         tpe = cx.tets_per_edge
-        pairs = (int(tpe.max()) * ne if spec.flat_edges else
-                 int(sum(int(c) * int((choose_buckets(tpe) == c).sum())
-                         for c in np.unique(choose_buckets(tpe)))))
+        if spec.sliced_edges:  # codes with the slices' padding, slice starts and widths
+            widths = edge_slices(tpe)[1]
+            pairs = int(widths.sum()) * EDGE_SLICE + 2 * widths.size
+        else:
+            pairs = int(sum(int(c) * int((choose_buckets(tpe) == c).sum())
+                            for c in np.unique(choose_buckets(tpe))))
         mat = packed if spec.sym else full
         if spec.shared:
             mat = sum(B["Dtab"].size + B["Dpos"].size + B["rkw"].size for B in K["buckets"])
@@ -622,6 +663,8 @@ def half_step_bytes(ops: Operators, lay: Layout, itemsize: int = 4,
 __all__ = [
     "C_REF",
     "DEFAULT_VARIANT",
+    "EDGE_SLICE",
+    "EDGE_WINDOW",
     "GPU_VARIANT",
     "SYM4",
     "U_TILE",
@@ -629,6 +672,7 @@ __all__ = [
     "Layout",
     "Spec",
     "auto_variant",
+    "edge_slices",
     "energy_arrays",
     "half_step_bytes",
     "kernel_arrays",

@@ -19,6 +19,8 @@ BENCHMARKS.md). Here:
   once, forms the 4 increments and updates f in place (aliased);
 * :func:`edge_sums`: a program per ``block`` edges of one edge bucket, two gathers of f
   per (edge, tet) code, written into G in place (G[0] = 0 written by the first bucket);
+  or :func:`sliced_edge_sums` (``-pe`` variants): one launch, a program per slice of the
+  sliced table looping over the slice's own width;
 * :func:`node_products`: a program per ``block`` nodes of one node bucket gathers each
   node's w signed edge sums once and updates its w entries of u in place (lossy
   buckets: ``u <- P u + Q x`` with P full).
@@ -36,10 +38,11 @@ import functools
 
 import jax
 import jax.numpy as jnp
+from jax import lax
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import triton as plt
 
-from .layout import tile_position
+from .layout import EDGE_SLICE, tile_position
 from .step import _FACE_TERMS, _KM, _KP, _SYM4_ROW
 
 TUNING = {"faraday": (256, 8), "edges": (256, 8), "nodes": (128, 4)}
@@ -48,7 +51,8 @@ H100, 20.2M DoFs (``benchmarks/dga_pallas_sweep.py``): Faraday 0.173 ms at (256,
 against 0.297 at (512, 4), whose four elements per thread hold too many registers for
 enough warps in flight; evict-first hints on the streamed loads doubled Ampere. With u in
 warp tiles the node kernel runs best at (128, 4): Ampere 0.228 against 0.246 ms at
-(256, 8) (2026-11-25; (64, 2) 0.225)."""
+(256, 8) (2026-11-25; (64, 2) 0.225). The sliced edge kernel's programs hold
+``layout.EDGE_SLICE`` edges: only its warp count is taken from here."""
 
 
 def _interpret() -> bool:
@@ -106,16 +110,21 @@ def _pick8(i, table):
     return out
 
 
+def _code_value(f_ref, code):
+    """The signed contribution ``+-(f[t, kp] - f[t, km])`` of one edge-table code ``16 t +
+    8 [s_t < 0] + local edge`` (7, the padding, gives 0)."""
+    t, le = code >> 4, code & 7
+    v = f_ref[4 * t + _pick8(le, _KP)] - f_ref[4 * t + _pick8(le, _KM)]
+    return jnp.where((code & 8) != 0, -v, v)
+
+
 def _edge_kernel(f_ref, tab_ref, *rest, start: int, n: int, width: int, block: int,
                  first: bool):
     o_ref = rest[-1]
     e, m = _rows(block, n)
     acc = None
     for p in range(width):
-        code = plt.load(tab_ref.at[p, e], mask=m, other=7)  # 7: the zero padding code
-        t, le = code >> 4, code & 7
-        v = f_ref[4 * t + _pick8(le, _KP)] - f_ref[4 * t + _pick8(le, _KM)]
-        v = jnp.where((code & 8) != 0, -v, v)
+        v = _code_value(f_ref, plt.load(tab_ref.at[p, e], mask=m, other=7))
         acc = v if acc is None else acc + v
     plt.store(o_ref.at[start + e], acc, mask=m)
     if first:
@@ -143,6 +152,32 @@ def edge_sums(f, ebk):
              else _call(kern, shape, grid, warps, {2: 0}, ff, tab, G))
         start += n
     return G
+
+
+def _sliced_edge_kernel(f_ref, codes_ref, start_ref, width_ref, o_ref):
+    s = pl.program_id(0)
+    lane = jnp.arange(EDGE_SLICE, dtype=jnp.int32)
+    base = start_ref[s] + lane
+
+    def body(p, acc):
+        return acc + _code_value(f_ref, codes_ref[base + p * EDGE_SLICE])
+
+    acc = lax.fori_loop(0, width_ref[s], body, jnp.zeros((EDGE_SLICE,), o_ref.dtype))
+    o_ref[1 + s * EDGE_SLICE + lane] = acc
+
+    @pl.when(s == 0)
+    def _():
+        o_ref[0] = jnp.zeros((), o_ref.dtype)
+
+
+def sliced_edge_sums(f, esl):
+    """G (1 + ns EDGE_SLICE,) as :func:`edge_sums`, from the sliced table ``K["esl"]``
+    (:func:`emjax.dga.layout.edge_slices`): a program per slice loops over its own width;
+    the last slice's unused lanes give zeros past the edges."""
+    ns = esl["start"].shape[0]
+    shape = jax.ShapeDtypeStruct((1 + ns * EDGE_SLICE,), f.dtype)
+    return _call(_sliced_edge_kernel, shape, ns, TUNING["edges"][1], {}, f.reshape(-1),
+                 esl["codes"], esl["start"], esl["width"])
 
 
 def _node_kernel(G_ref, g_ref, D_ref, *rest, off: int, nv: int, w: int, half: bool,

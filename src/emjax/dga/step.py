@@ -215,7 +215,8 @@ def ampere(u, f, K, spec, current=None):
     if spec.pallas:
         from . import pallas
 
-        G = pallas.edge_sums(f, K["ebk"])
+        G = (pallas.sliced_edge_sums(f, K["esl"]) if spec.sliced_edges
+             else pallas.edge_sums(f, K["ebk"]))
     else:
         G = edge_sums(f, K, spec)
     if current is not None:
