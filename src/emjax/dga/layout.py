@@ -90,8 +90,8 @@ f held as four (nt,) rows (Faraday one multi-output fusion) and a per-slot row p
 in slot order measured slower in the full step (0.634, 0.596, 0.665 against 0.563 ms)
 and were removed. ``"tets-node-sym-dam-p"``: the same arrays through the Pallas kernels,
 step 0.427 against 0.560 ms in one run (Faraday 0.173, Ampere 0.276 ms). With u in warp
-tiles and the edge sums in one table (``"tets-tile-sym-dam-pe"``, 2026-11-25) Ampere
-0.230-0.245 ms, step 0.38-0.41 ms; it is the fastest at 0.87M, 2.7M and 20.2M DoFs and
+tiles and the edge sums in one launch (``"tets-tile-sym-dam-pe"``, 2026-11-25) Ampere
+0.228-0.239 ms, step 0.38-0.39 ms; it is the fastest at 0.87M, 2.7M and 20.2M DoFs and
 what ``variant="auto"`` (:func:`auto_variant`) runs on a GPU.
 
 Variants give the same results to rounding (tests/test_dga.py compares them);
@@ -142,10 +142,11 @@ VARIANTS: dict[str, dict] = {
 DEFAULT_VARIANT = "tets-node-sym-dam"
 """The fastest XLA layout: the reference of the Pallas kernels, and ``auto`` on a CPU."""
 GPU_VARIANT = "tets-tile-sym-dam-pe"
-"""Pallas kernels, u in warp tiles, edge sums in one table: ``auto`` on a GPU. H100,
-2026-11-25, full step against the XLA default and the first version (``rows-slot``):
-0.0296 / 0.0455 / 0.0418 ms at 0.87M DoFs, 0.0635 / 0.0837 / 0.0951 at 2.7M, 0.405 /
-0.561 / 1.672 at 20.2M (:mod:`emjax.dga.pallas`, BENCHMARKS.md)."""
+"""Pallas kernels, u in warp tiles, edge sums in one launch over the sliced table:
+``auto`` on a GPU. H100, 2026-11-25, full step against the XLA default and the first
+version (``rows-slot``): 0.0276 / 0.0442 / 0.0394 ms at 0.87M DoFs, 0.0691 / 0.0825 /
+0.0938 at 2.7M, 0.386 / 0.566 / 1.678 at 20.2M (:mod:`emjax.dga.pallas`,
+BENCHMARKS.md)."""
 
 
 def auto_variant(num_tets: int, gpu: bool = False) -> str:
