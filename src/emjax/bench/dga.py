@@ -235,7 +235,7 @@ def seed004_cylinder(targets=None, variants=None) -> list[dict]:
             rec(size, f"{v}: compile time of the step loop", mv["step_compile_s"], "s")
             if best is None or mv["step_s"] < m["variants"][best]["step_s"]:
                 best = v
-        auto = auto_variant(m["tets"], gpu)
+        auto = auto_variant(gpu)
         if best is not None:
             rec(size, f"fastest variant: {best} (auto: {auto})",
                 m["variants"][best]["step_s"] * 1e3, "ms")

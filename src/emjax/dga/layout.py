@@ -149,13 +149,13 @@ version (``rows-slot``): 0.0276 / 0.0442 / 0.0394 ms at 0.87M DoFs, 0.0691 / 0.0
 BENCHMARKS.md)."""
 
 
-def auto_variant(num_tets: int, gpu: bool = False) -> str:
-    """The layout ``variant="auto"`` runs on a mesh of ``num_tets`` tetrahedra, on a GPU
-    or not: the Pallas kernels on a GPU at every size measured (0.87M to 20.2M DoFs; the
-    first version, once faster below 3M DoFs where the state fits in L2, is now slower
-    there too), the XLA default elsewhere, where Pallas runs only in its interpreter."""
-    del num_tets  # one rule at every size measured; kept for the callers' sake
+def auto_variant(gpu: bool = False) -> str:
+    """The layout ``variant="auto"`` runs, on a GPU or not: the Pallas kernels on a GPU
+    at every mesh size measured (0.87M to 20.2M DoFs; the first version, once faster
+    below 3M DoFs where the state fits in L2, is now slower there too), the XLA default
+    elsewhere, where Pallas runs only in its interpreter."""
     return GPU_VARIANT if gpu else DEFAULT_VARIANT
+
 
 U_TILE = 32
 """Nodes per tile of the ``tile`` u order: a warp's 32 threads read one slot of their

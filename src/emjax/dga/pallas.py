@@ -4,9 +4,9 @@ edges or nodes, each element's gathers done once.
 Same arithmetic and results (to rounding) as the XLA kernels of :mod:`emjax.dga.step` for
 the variant ``tets-node-sym-dam`` (f (nt, 4), node-order u, packed cyclic node diagonals
 stored (nd, nv, w); its arrays through these kernels: variant ``-dam-p``), which remain
-the reference. ``-pe`` variants take the edge sums from one table in edge order, and
-``tets-tile-sym-dam-pe`` (``auto`` on a GPU) holds u in warp tiles as well
-(:func:`emjax.dga.layout.tile_position`). Why they
+the reference. ``-pe`` variants take the edge sums in one launch from the sliced table
+(:func:`emjax.dga.layout.edge_slices`), and ``tets-tile-sym-dam-pe`` (``auto`` on a GPU)
+holds u in warp tiles as well (:func:`emjax.dga.layout.tile_position`). Why they
 exist: on an H100 XLA splits each half-step into several kernels. In Faraday it writes
 the six edge circulations of every tet out and reads them back (each has several
 consumers, and XLA does not fuse a gather into more than one); in Ampere it writes the

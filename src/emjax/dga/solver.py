@@ -96,10 +96,10 @@ DEVICE_BYTES_PER_TET = 400
 indices; the benchmark counts 280): the refusal before meshing uses it."""
 
 
-def _variant(sim, num_tets: int) -> str:
+def _variant(sim) -> str:
     if sim.variant != "auto":
         return sim.variant
-    return auto_variant(num_tets, gpu=jax.default_backend() == "gpu")
+    return auto_variant(gpu=jax.default_backend() == "gpu")
 
 
 def prepare(sim) -> DGASetup:
@@ -111,7 +111,7 @@ def prepare(sim) -> DGASetup:
     eps, mu, sig = materials(sim, mesh)
     ops = assemble(cx, eps, mu, sig)
     dtype = kern.np_dtype(sim.dtype)
-    lay = make_layout(ops, _variant(sim, mesh.num_tets))
+    lay = make_layout(ops, _variant(sim))
     # float64 whatever the run's dtype: |K v| ~ rho ~ 1e20 1/s^2 overflows float32 norms
     K1 = jax.device_put(kernel_arrays(ops, lay, 1.0, np.float64, lossless=True))
     # the start vector drawn in the canonical order, so that every variant gets the same dt
@@ -444,7 +444,7 @@ def estimate(sim) -> dict[str, int]:
     nu = int(w.sum())
     mat = int((w.astype(np.int64) ** 2).sum())
     P = int(cx.tets_per_edge.max())
-    sym = VARIANTS[_variant(sim, nt)]["sym"]
+    sym = VARIANTS[_variant(sim)]["sym"]
     packed = int((w.astype(np.int64) * (w + 1) // 2).sum())
     out = {"fields": (nu + 4 * nt) * isz,
            "faraday": nt * ((10 if sym else 24) * isz + 48 + isz),

@@ -350,10 +350,10 @@ def u_blocks(u, spec):
     out = []
     for off, w, nv in spec.buckets:
         b = u[off:off + w * nv]
-        if spec.u_order == "tile":  # full tiles (nt, w, U_TILE), then the last (w, rest)
-            nt, T = nv // U_TILE, U_TILE
-            full = b[:nt * T * w].reshape(nt, w, T).transpose(1, 0, 2).reshape(w, nt * T)
-            out.append(jnp.concatenate([full, b[nt * T * w:].reshape(w, nv - nt * T)], 1))
+        if spec.u_order == "tile":  # full tiles (n, w, U_TILE), then the last (w, rest)
+            n, T = nv // U_TILE, U_TILE
+            full = b[:n * T * w].reshape(n, w, T).transpose(1, 0, 2).reshape(w, n * T)
+            out.append(jnp.concatenate([full, b[n * T * w:].reshape(w, nv - n * T)], 1))
         else:
             out.append(b.reshape(w, nv) if spec.u_order == "slot" else b.reshape(nv, w).T)
     return out
