@@ -278,7 +278,7 @@ def test_kernel_variants_agree_to_rounding():
 
 def test_node_product_variants_match_float32():
     """The XLA default (diagonal-major node matrices, u + concatenate of increments) and
-    the Pallas kernels (u node-major or in warp tiles, edge sums bucketed or in one table;
+    the Pallas kernels (u node-major or in warp tiles, edge sums bucketed or sliced;
     one launch per node bucket, chained in place) advance a lossless two-bucket mesh
     (widths 10 and 14) as ``tets-node-sym-d`` does, to float32 rounding."""
     import jax
