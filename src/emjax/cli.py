@@ -152,7 +152,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     output = Path(args.output) if args.output else Path("out") / f"{name}.h5"
     figures = Path(args.figures) if args.figures else output.parent
     print(f"emjax run: '{name}': {sim.summary()}")
-    from .fdtd.memory import available_bytes, format_estimate  # JAX is imported here
+    from .driver.memory import available_bytes, format_estimate  # JAX is imported here
 
     if opts:  # a sharded run: what each device holds
         from .fdtd.memory import estimate_per_device

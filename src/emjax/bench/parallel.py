@@ -71,7 +71,8 @@ def largest_fitting(k: int, base: int) -> tuple[int, int, int]:
     """The largest (k m) x m x m grid, m a multiple of 64 (8 on a CPU), whose per-device
     estimate fits in 90% of the free memory of every one of k devices and whose host-side
     set-up (``HOST_BYTES_PER_CELL``) fits in 80% of the free host memory."""
-    from ..fdtd.memory import available_bytes, estimate_per_device
+    from ..driver.memory import available_bytes
+    from ..fdtd.memory import estimate_per_device
 
     free, _ = available_bytes()
     devs = jax.devices()[:k]

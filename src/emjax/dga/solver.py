@@ -25,9 +25,9 @@ import numpy as np
 from jax import lax
 
 from ..constants import eps0, mu0
+from ..driver.memory import refuse_if_too_large
 from ..errors import InstabilityError, SetupError
 from ..fdtd.checkpoint import load_checkpoint, save_checkpoint
-from ..fdtd.memory import refuse_if_too_large
 from ..fdtd.solver import (
     _chunk_plan,
     _default_chunk,

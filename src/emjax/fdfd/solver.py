@@ -30,8 +30,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..constants import mu0
+from ..driver.memory import refuse_if_too_large
 from ..errors import CheckpointError, ConvergenceError, SetupError
-from ..fdtd.memory import refuse_if_too_large
 from . import incident, krylov, operator, precond, setup
 
 jax.config.update("jax_enable_x64", True)

@@ -15,10 +15,10 @@ rasterization, so a run that cannot fit is refused in well under a second.
 from __future__ import annotations
 
 import math
-import os
 
 import numpy as np
 
+from ..driver.memory import available_bytes, refuse_if_too_large
 from ..errors import ResourceError
 from ..model import CPML, PEC, PMC, DFTMonitor, EdgeSource, EnergyMonitor, FieldSnapshot, Probe
 from .cpml import stored_thickness
@@ -123,44 +123,9 @@ def _scatter_bytes(sim, item: int) -> dict[str, int]:
     return out
 
 
-def available_bytes() -> tuple[int, str]:
-    """(free bytes, what was measured) on JAX's first device; host memory on a CPU."""
-    import jax
-
-    dev = jax.devices()[0]
-    stats = None
-    try:
-        stats = dev.memory_stats()
-    except Exception:
-        stats = None
-    if stats and "bytes_limit" in stats:
-        return int(stats["bytes_limit"] - stats.get("bytes_in_use", 0)), f"{dev.device_kind}"
-    pages = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    return int(pages), "host memory"
-
-
 def check_fits(sim, chunk: int | None = None) -> dict[str, int]:
     """Raise :class:`ResourceError` when the estimate exceeds the free device memory."""
     return refuse_if_too_large(sim.name, estimate(sim, chunk))
-
-
-def refuse_if_too_large(name: str, need: dict[str, int]) -> dict[str, int]:
-    """Raise :class:`ResourceError` when ``need["total"]`` (an estimate of any solver,
-    in bytes) exceeds the free device memory; return ``need`` otherwise."""
-    free, where = available_bytes()
-    if need["total"] > free:
-        parts = ", ".join(f"{k} {v / 2**30:.2f}" for k, v in need.items() if k != "total")
-        raise ResourceError(
-            f"scenario '{name}' needs about {need['total'] / 2**30:.2f} GiB on the device "
-            f"({parts} GiB) but {where} has {free / 2**30:.2f} GiB free; coarsen the spacing, "
-            "shrink the domain, use float32 or storage='indices', or spread it over more "
-            "devices")
-    return need
-
-
-def format_estimate(need: dict[str, int]) -> str:
-    rows = [f"  {k:<13s} {v / 2**20:12.1f} MiB" for k, v in need.items() if k != "total"]
-    return "\n".join([*rows, f"  {'total':<13s} {need['total'] / 2**20:12.1f} MiB"])
 
 
 SHARDED_COPIES = 4

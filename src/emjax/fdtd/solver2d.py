@@ -109,8 +109,8 @@ class FDTD2DSolver(FDTDSolver):
 
 
 def _check_fits(sim, chunk: int) -> None:
+    from ..driver.memory import available_bytes, format_estimate
     from ..errors import ResourceError
-    from .memory import available_bytes, format_estimate
     from .setup2d import estimate
 
     need = estimate(sim, chunk)
