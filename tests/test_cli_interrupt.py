@@ -85,9 +85,9 @@ def test_sigkill_during_checkpointing_leaves_a_resumable_checkpoint(tmp_path):
         time.sleep(0.001)  # catch a write in progress if we can
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    from emjax.fdtd.checkpoint import read_scenario
+    from emjax.driver.checkpoint import scenario_json
 
-    assert read_scenario(ckpt) == em.load_scenario(SCENARIO)
+    assert em.load_scenario(scenario_json(ckpt)) == em.load_scenario(SCENARIO)
     whole, resumed = _uninterrupted(tmp_path), _resume(tmp_path, ckpt)
     assert np.array_equal(whole["p"].data["Ez"], resumed["p"].data["Ez"])
 

@@ -22,6 +22,7 @@ import pytest
 
 from emjax import cli
 from emjax.bench.parallel import THICKNESS, scenario
+from emjax.driver.memory import available_bytes
 from emjax.errors import ResourceError
 from emjax.fdtd import cpml, memory
 from emjax.fdtd.solver import FDTDSolver
@@ -74,7 +75,7 @@ def test_dry_run_2048_cubed_by_arithmetic(tmp_path, capsys):
     assert need["workspace"] < 0.015 * need["total"]
     total_mib = f"{need['total'] / 2**20:12.1f} MiB"
     assert "device memory needed" in out and total_mib in out, out
-    free, _ = memory.available_bytes()
+    free, _ = available_bytes()
     assert rc == (0 if need["total"] <= free else 1)
     assert ("does NOT fit" in out) == (rc == 1)
     print(f"--dry-run of {n}^3: {need['total'] / 2**30:.1f} GiB in {seconds:.2f} s")
@@ -83,7 +84,8 @@ def test_dry_run_2048_cubed_by_arithmetic(tmp_path, capsys):
 def test_too_large_run_is_refused_before_allocation(tmp_path, monkeypatch):
     """On an 80 GiB device, 2048^3 float32 (~200 GiB) is refused with both figures,
     before the grid is rasterized (any allocation would fail this test)."""
-    monkeypatch.setattr(memory, "available_bytes", lambda: (80 * 2**30, "an 80 GiB GPU"))
+    monkeypatch.setattr("emjax.driver.memory.available_bytes",
+                        lambda: (80 * 2**30, "an 80 GiB GPU"))
 
     def no_allocation(*a, **k):
         raise AssertionError("rasterized before refusing")

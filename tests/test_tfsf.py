@@ -157,7 +157,7 @@ def test_resume_bitwise(tmp_path):
 
 def _run_until(solver, path, step):
     """Write a checkpoint at ``step`` and stop there."""
-    from emjax.fdtd.checkpoint import save_checkpoint
+    from emjax.driver.checkpoint import save_checkpoint
 
     state, s = solver.init_state(), 0
     while s < step:

@@ -28,6 +28,7 @@ _LAZY = {
     **dict.fromkeys(("FDTD2D", "Boundaries2D", "Circle", "Domain2D", "LineSource", "Polygon", "Rectangle", "SplitPML", "Structure2D"), "model"),  # noqa: E501
     **dict.fromkeys(("FDFD3D", "PML", "FDFDSolver"), "model"),
     **dict.fromkeys(("Results", "MonitorData"), "results"),
+    "run": "registry",
 }
 
 __all__ = sorted(_LAZY)

@@ -138,9 +138,10 @@ def _row(cells: Sequence[str], widths: Sequence[int]) -> str:
 def cmd_run(args: argparse.Namespace) -> int:
     """Run a scenario, save its results and figures."""
     if args.resume:
-        from .fdtd.checkpoint import read_scenario
+        from .driver.checkpoint import scenario_json
+        from .model import load_scenario
 
-        sim = read_scenario(args.resume)
+        sim = load_scenario(scenario_json(args.resume))
         name = sim.name
     else:
         sim, name = resolve_scenario(args.scenario)

@@ -8,3 +8,8 @@ variants' memory layouts and arrays, bytes per half-step), ``step``
 (pure JAX kernels), ``stability`` (power iteration, eigsh of the pencil), ``solver``
 (the scan driver). Kernel modules import neither pydantic nor the model.
 """
+
+from ..registry import register
+
+register("DGATD", run="emjax.dga.solver:run", estimate="emjax.dga.solver:estimate",
+         prepare="emjax.dga.solver:DGASolver")

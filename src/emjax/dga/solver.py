@@ -2,10 +2,10 @@
 
 Set-up (NumPy, float64): mesh -> renumbered -> complex -> fractioned operators
 (:mod:`emjax.dga.mass`) -> stable dt by power iteration (:mod:`emjax.dga.stability`).
-The loop is FDTD's (:mod:`emjax.fdtd.solver`): each chunk one jitted ``lax.scan`` with
-the state donated, waveforms as scan inputs, probe samples and energies as outputs,
-the NaN guard, progress bar and atomic checkpoints (:mod:`emjax.fdtd.checkpoint`)
-between chunks; resuming is bitwise exact.
+The loop is the shared driver's (:func:`emjax.driver.loop.run`): each chunk one jitted
+``lax.scan`` with the state donated, waveforms as scan inputs, probe samples and
+energies as outputs, the NaN guard, progress bar and atomic checkpoints between
+chunks; resuming is bitwise exact.
 
 Time sampling: u^n at n dt, f^{n+1/2} at (n + 1/2) dt; sources are sampled at
 (n + 1/2) dt; probes record e at (n + 1) dt and h at (n + 1/2) dt.
@@ -14,7 +14,6 @@ Time sampling: u^n at n dt, f^{n+1/2} at (n + 1/2) dt; sources are sampled at
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -22,22 +21,14 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax import lax
 
 from ..constants import eps0, mu0
+from ..driver import loop
+from ..driver.environment import environment
 from ..driver.memory import refuse_if_too_large
+from ..driver.monitors import frame_buffers, frames_taken, sampled, scan_with_frames, store_frames
+from ..driver.precision import require_x64
 from ..errors import InstabilityError, SetupError
-from ..fdtd.checkpoint import load_checkpoint, save_checkpoint
-from ..fdtd.solver import (
-    _chunk_plan,
-    _default_chunk,
-    _from_leaves,
-    _interrupted,
-    _leaves,
-    _progress,
-    _StopFlag,
-    environment,
-)
 from ..model.scenario import MAX_STEPS
 from . import step as kern
 from .complex import OTHERS, Complex, build, hexahedra, local_edge_index
@@ -103,6 +94,7 @@ def _variant(sim) -> str:
 
 
 def prepare(sim) -> DGASetup:
+    require_x64()  # the time step's power iteration runs in float64 for every dtype
     est = getattr(sim.mesh, "estimated_tets", lambda: 0.0)()
     need = int(est * DEVICE_BYTES_PER_TET * (2 if sim.dtype == "float64" else 1))
     refuse_if_too_large(sim.name, {"mesh and operators (estimate)": need, "total": need})
@@ -189,7 +181,7 @@ class DGASolver:
     def __init__(self, sim, *, chunk: int | None = None, setup: DGASetup | None = None):
         self.sim = sim
         self.setup = setup or prepare(sim)
-        self.chunk = chunk or _default_chunk(self.setup.steps)
+        self.chunk = chunk or loop.default_chunk(self.setup.steps)
         s, ops = self.setup, self.setup.ops
         self.layout = s.layout
         self.spec = s.layout.spec
@@ -264,6 +256,10 @@ class DGASolver:
             if self.sim.sources else np.zeros((length, 0))
         return {"cur": w[:, self._cur].astype(s.dtype), "soft": w[:, self._soft].astype(s.dtype)}
 
+    def compiled(self, length: int) -> bool:
+        """Whether the chunk of ``length`` steps is compiled already."""
+        return length in self._compiled
+
     def advance(self, state: dict, step0: int, length: int):
         if length not in self._compiled:
             fn = partial(_chunk, sim=self.sim, spec=self.spec, length=length,
@@ -283,75 +279,30 @@ class DGASolver:
     # ---------------------------------------------------------------- run
     def run(self, *, progress: bool = True, checkpoint_every: int | None = None,
             checkpoint_path: str | Path | None = None, resume: str | Path | None = None):
-        """All steps; returns :class:`emjax.results.Results` (checkpoints as for FDTD)."""
-        from ..results import Results
+        """All steps; returns :class:`emjax.results.Results` (checkpoints as for FDTD:
+        :func:`emjax.driver.loop.run`)."""
+        return loop.run(self, progress=progress, checkpoint_every=checkpoint_every,
+                        checkpoint_path=checkpoint_path, resume=resume)
 
+    @property
+    def rate_unit(self) -> tuple[int, str]:
+        return self.setup.cx.num_dofs, "MDoF/s"
+
+    def place(self, state):
+        return state
+
+    def record_pieces(self, ys, step0: int, length: int):
+        """A chunk's host outputs in the record's structure (frames taken only)."""
+        return frames_taken(ys, [m.interval for m in self.sim.snapshots], step0, length)
+
+    def instability(self, state, step0: int, length: int) -> InstabilityError:
         s = self.setup
-        ckpt = Path(checkpoint_path or f"{self.sim.name}.ckpt.h5")
-        if resume is not None:
-            step, state, record = load_checkpoint(self, resume)
-        else:
-            step, state, record = 0, self.init_state(), self.empty_record()
-        pieces = {k: [v] for k, v in _leaves(record).items()}
-        bar = _progress(s.steps, progress)
-        bar.update(step)
-        t_start, compile_s, timed_s, timed_steps = time.perf_counter(), 0.0, 0.0, 0
-        dofs = s.cx.num_dofs
-        stop = _StopFlag()
-        try:
-            with stop:
-                for length in _chunk_plan(step, s.steps, self.chunk, checkpoint_every):
-                    t0 = time.perf_counter()
-                    new = length not in self._compiled
-                    state, ys, finite = self.advance(state, step, length)
-                    finite = bool(finite)
-                    if new:
-                        compile_s += time.perf_counter() - t0
-                    else:
-                        timed_s += time.perf_counter() - t0
-                        timed_steps += length
-                    if not finite:
-                        raise InstabilityError(
-                            f"the DGATD run went unstable between steps {step} and "
-                            f"{step + length} (dt = {s.dt:.4g} s, safety {self.sim.safety}); "
-                            "lower 'safety' or check the mesh quality and media",
-                            step=step + length, field="u/f", index=())
-                    ys = jax.device_get(ys)
-                    for key in pieces:
-                        kind, k, j = key
-                        if kind == "snap":
-                            m = self.sim.snapshots[k]
-                            count = (step + length) // m.interval - step // m.interval
-                            pieces[key].append(np.asarray(ys["snap"][k][j][:count]))
-                        elif kind == "probe":
-                            pieces[key].append(np.asarray(ys["probe"][k][j]))
-                        else:
-                            pieces[key].append(np.asarray(ys["energy"][k]))
-                    step += length
-                    bar.update(length)
-                    if timed_steps:
-                        bar.set_postfix_str(f"{dofs * timed_steps / timed_s / 1e6:.0f} MDoF/s")
-                    done = step == s.steps
-                    due = checkpoint_every and step % checkpoint_every == 0 and not done
-                    if due or (stop.requested and not done):
-                        record = _from_leaves(record, pieces)
-                        save_checkpoint(self, ckpt, step, state, record)
-                    if stop.requested and not done:
-                        part = Results(scenario=self.sim, monitors=self._collect(record, step),
-                                       metadata={**self._metadata(step, 0, 0, 0),
-                                                 "interrupted_at_step": step})
-                        raise _interrupted(stop, step, s.steps, ckpt, part)
-        finally:
-            bar.close()
-        wall = time.perf_counter() - t_start
-        rate = (dofs * timed_steps / timed_s if timed_steps
-                else dofs * s.steps / max(wall, 1e-12))
-        record = _from_leaves(record, pieces)
-        self.state = state
-        return Results(scenario=self.sim, monitors=self._collect(record, s.steps),
-                       metadata=self._metadata(s.steps, wall, compile_s, rate))
+        return InstabilityError(
+            f"the DGATD run went unstable between steps {step0} and {step0 + length} "
+            f"(dt = {s.dt:.4g} s, safety {self.sim.safety}); lower 'safety' or check the "
+            "mesh quality and media", step=step0 + length, field="u/f", index=())
 
-    def _metadata(self, steps, wall, compile_s, rate) -> dict:
+    def metadata(self, steps: int, wall: float, compile_s: float, rate: float) -> dict:
         s = self.setup
         q = s.mesh.quality()
         return {"solver": "DGATD", "dt": s.dt, "rho": s.rho, "steps": steps,
@@ -362,7 +313,8 @@ class DGASolver:
                 "wall_time_s": wall, "compile_time_s": compile_s, "dofs_per_s": rate,
                 **environment()}
 
-    def _collect(self, record, steps: int) -> dict:
+    def collect(self, state, record, steps: int) -> dict:
+        del state  # every DGATD monitor is a series on the host
         from ..results import MonitorData
 
         dt = self.setup.dt
@@ -403,30 +355,22 @@ def _chunk(state, consts, xs, step0, *, sim, spec, length, has_cur, has_soft):
         ys = {"probe": [list(kern.probe(u_new, f_new, P)) for P in consts["probes"]],
               "energy": []}
         for m in sim.energy:
-            ys["energy"].append(lax.cond(
-                (carry["n"] + 1) % m.interval == 0,
+            ys["energy"].append(sampled(
+                carry["n"], m.interval,
                 lambda u=u, f=f, f_new=f_new: kern.energy(u, f, f_new, consts["E"], spec),
-                lambda: jnp.zeros((), u.dtype)))
+                u.dtype))
         snap = []
-        for m, bufs in zip(sim.snapshots, carry["snap"], strict=True):
-            n1 = carry["n"] + 1
-            take = n1 % m.interval == 0
-            slot = jnp.clip(n1 // m.interval - step0 // m.interval - 1, 0, bufs[0].shape[0] - 1)
+        if sim.snapshots:
             S = consts["snap"]
             e = jnp.sum(S["Me"] * u_new[S["idx"]][None], axis=1)
             h = jnp.sum(S["Mh"] * kern.f_rows(f_new, spec)[None], axis=1)
-            new = []
-            for F, buf in ((e, bufs[0]), (h, bufs[1])):
-                old = lax.dynamic_index_in_dim(buf, slot, keepdims=False)
-                new.append(lax.dynamic_update_index_in_dim(buf, jnp.where(take, F, old), slot, 0))
-            snap.append(new)
+            snap = [store_frames(bufs, (e, h), carry["n"], step0, m.interval)
+                    for m, bufs in zip(sim.snapshots, carry["snap"], strict=True)]
         return {"u": u_new, "f": f_new, "n": carry["n"] + 1, "snap": snap}, ys
 
-    nt = spec.nt
-    state = dict(state, snap=[[jnp.zeros((length // m.interval + 1, 3, nt), state["u"].dtype)] * 2
-                              for m in sim.snapshots])
-    state, ys = lax.scan(body, state, xs, length=length)
-    ys["snap"] = state.pop("snap")
+    buffers = frame_buffers(length, [m.interval for m in sim.snapshots],
+                            [[(3, spec.nt)] * 2 for _ in sim.snapshots], state["u"].dtype)
+    state, ys = scan_with_frames(body, state, xs, length, buffers)
     finite = jnp.isfinite(sum(jnp.sum(jnp.abs(a))
                               for a in jax.tree_util.tree_leaves((state["u"], state["f"]))))
     return state, ys, finite

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import time
 import warnings
 from dataclasses import dataclass
@@ -30,11 +29,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..constants import mu0
+from ..driver.environment import environment
+from ..driver.loop import progress_bar
 from ..driver.memory import refuse_if_too_large
+from ..driver.precision import needs_x64, require_x64
 from ..errors import CheckpointError, ConvergenceError, SetupError
 from . import incident, krylov, operator, precond, setup
-
-jax.config.update("jax_enable_x64", True)
 
 FORMAT = "emjax-checkpoint"
 
@@ -69,9 +69,10 @@ def prepare(sim, *, storage: str | None = None, precision: str | None = None,
         else preconditioner
     sym = sim.solver.symmetrize if symmetrize is None else symmetrize
     refuse_if_too_large(sim.name, setup.estimate(sim))  # before rasterising anything
+    cdt = np.complex128 if precision == "complex128" else np.complex64
+    require_x64(needs_x64(cdt))
     st = setup.build(sim)
     ce, we, ch = setup.coefficient_arrays(st)
-    cdt = np.complex128 if precision == "complex128" else np.complex64
     ssqrt = tuple(tuple(jnp.asarray(np.sqrt(s).astype(cdt)) for s in row)
                   for row in setup.sprod(st))
     if storage == "separable":
@@ -337,17 +338,22 @@ def run(sim, *, progress: bool = False, checkpoint_every: int | None = None,
     if checkpoint_every:
         chunk = int(np.gcd(chunk, int(checkpoint_every)))
     last_ckpt = [start]
+    bar = progress_bar(sim.solver.max_iter, progress, unit="it")
+    bar.update(start)
 
     def callback(it, res, x):
-        if progress and (it - start) % sim.solver.progress_every == 0:
-            print(f"  iteration {it}: relative residual {res:.3e}", file=sys.stderr)
+        bar.update(it - bar.n)
+        bar.set_postfix_str(f"residual {res:.3e}")
         if checkpoint_every and checkpoint_path and it - last_ckpt[0] >= checkpoint_every:
             save_checkpoint(sim, checkpoint_path, it, x)
             last_ckpt[0] = it
 
     t0 = time.perf_counter()
-    e, kres = solve(prep, chunk=chunk, x0=x0, callback=callback, start_iteration=start)
-    e = e.block_until_ready()
+    try:
+        e, kres = solve(prep, chunk=chunk, x0=x0, callback=callback, start_iteration=start)
+        e = e.block_until_ready()
+    finally:
+        bar.close()
     wall = time.perf_counter() - t0
     if kres.flag != krylov.CONVERGED:
         why = "broke down" if kres.flag == krylov.BREAKDOWN else "did not converge"
@@ -378,8 +384,7 @@ def run(sim, *, progress: bool = False, checkpoint_every: int | None = None,
         "converged": kres.flag == krylov.CONVERGED,
         "residual_history": kres.history.tolist(), "wall_time_s": wall,
         "setup_time_s": prep.setup_time, "coefficient_bytes": prep.coeff_bytes,
-        "grid_shape": list(grid.shape), "device": jax.devices()[0].device_kind,
-        "warnings": prep.st.warnings,
+        "grid_shape": list(grid.shape), "warnings": prep.st.warnings, **environment(),
     }
     if sim.rcs:
         th, se, sh = bistatic_rcs(sim, prep.st, e_np, h_np, sim.rcs_angles)

@@ -43,7 +43,7 @@ def _stored_shape(sim, align: int | None) -> list[int]:
 def estimate(sim, chunk: int | None = None, align: int | None = None) -> dict[str, int]:
     """Bytes on the device by item, and their ``total``; ``align``: the z alignment of
     the stored arrays (None: the backend's, ``setup.align_z``)."""
-    from .solver import _default_chunk
+    from ..driver.loop import default_chunk as _default_chunk
 
     item = np.dtype(sim.dtype).itemsize
     shape = _stored_shape(sim, align)

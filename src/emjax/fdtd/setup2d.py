@@ -543,7 +543,7 @@ class _Delayed:
 
 def estimate(sim, chunk: int | None = None) -> dict[str, int]:
     """Device bytes of a 2D run by item, and their ``total`` (no allocation)."""
-    from .solver import _default_chunk
+    from ..driver.loop import default_chunk as _default_chunk
 
     item = np.dtype(sim.dtype).itemsize
     nx, ny = sim.domain.cells

@@ -1,10 +1,10 @@
-"""The 2D FDTD driver: the 3D chunked scan driver with the 2D kernels plugged in.
+"""The 2D FDTD solver: the 3D solver's chunk with the 2D kernels plugged in.
 
 :class:`FDTD2DSolver` is a :class:`emjax.fdtd.solver.FDTDSolver` whose state holds
 the polarization's fields as 2D arrays (nx, ny) and whose step is
 :func:`emjax.fdtd.update2d.step`; chunking, monitors (DFT, probes, snapshots, energy,
 which see each component as an (nx, ny, 1) array), the NaN guard, progress,
-checkpoints and SIGINT/SIGTERM handling are the 3D driver's own.
+checkpoints and SIGINT/SIGTERM handling are :mod:`emjax.driver`'s.
 """
 
 from __future__ import annotations
@@ -13,10 +13,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..driver.loop import default_chunk
+from ..driver.precision import needs_x64, require_x64
 from ..grid.yee import COMPONENTS
 from . import auxgrid
+from .collect import region_shape
 from .setup2d import FDTD2DSetup, prepare
-from .solver import FDTDSolver, _default_chunk, _region_shape
+from .solver import FDTDSolver
 from .update2d import step as step2d
 from .update2d import zeros_psi
 
@@ -39,7 +42,8 @@ class FDTD2DSolver(FDTDSolver):
     """A prepared FDTD2D run; ``run``, ``advance`` and ``init_state`` as in 3D."""
 
     def __init__(self, sim, *, chunk: int | None = None, check_memory: bool = True):
-        self.chunk = chunk or _default_chunk(sim.num_steps)
+        require_x64(needs_x64(sim.dtype))
+        self.chunk = chunk or default_chunk(sim.num_steps)
         if check_memory:
             _check_fits(sim, self.chunk)
         self.setup: FDTD2DSetup = prepare(sim)
@@ -94,14 +98,14 @@ class FDTD2DSolver(FDTDSolver):
         n_e, n_h = (len(c) for c in s.layout.comps)
         zeros = lambda k: tuple(jnp.zeros(s.layout.shape, s.dtype) for _ in range(k))  # noqa: E731
         psi_E, psi_H = zeros_psi(s.layout, s.dtype)
-        dft = [{comp: jnp.zeros((len(m.frequencies), *_region_shape(sl)), dt_c)
+        dft = [{comp: jnp.zeros((len(m.frequencies), *region_shape(sl)), dt_c)
                 for comp, sl in regions} for m, regions in s.dfts]
         return {"E": zeros(n_e), "H": zeros(n_h), "psiE": psi_E, "psiH": psi_H, "dft": dft,
                 "aux": [auxgrid.init(box.aux, s.dtype) for _, box in s.planewaves],
                 "n2f": [], "n2f_inc": [], "n": jnp.zeros((), jnp.int32)}
 
-    def _metadata(self, steps: int, wall: float, compile_s: float, rate: float) -> dict:
-        meta = super()._metadata(steps, wall, compile_s, rate)
+    def metadata(self, steps: int, wall: float, compile_s: float, rate: float) -> dict:
+        meta = super().metadata(steps, wall, compile_s, rate)
         meta.update(solver="FDTD2D", polarization=self.sim.polarization,
                     cpml_strategy="combined",
                     pml=[[type(b).__name__ for b in pair] for pair in self.sim.faces])

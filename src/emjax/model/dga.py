@@ -190,21 +190,21 @@ class DGATD(_Scenario):
 
     def prepare(self) -> Any:
         """Mesh, operators and time step (:class:`emjax.dga.solver.DGASolver`)."""
-        from ..dga.solver import DGASolver
+        from .. import registry
 
-        return DGASolver(self)
+        return registry.entry("DGATD", "prepare")(self)
 
     def run(self, **kwargs) -> Any:
         """Run on whatever device JAX has; see :meth:`emjax.dga.solver.DGASolver.run`."""
-        from ..dga.solver import run
+        from .. import registry
 
-        return run(self, **kwargs)
+        return registry.run(self, **kwargs)
 
     def estimate(self) -> dict[str, int]:
         """Device bytes the run needs, by item and in ``total`` (builds the mesh only)."""
-        from ..dga.solver import estimate
+        from .. import registry
 
-        return estimate(self)
+        return registry.estimate(self)
 
 
 __all__ = ["DGATD", "BoxMesh", "CylinderMesh", "MeshEdgeSource", "MeshFile", "MeshSnapshot",

@@ -247,14 +247,14 @@ class FDFD3D(_GridScenario):
                 f"{self.precision}")
 
     def estimate(self) -> dict[str, int]:
-        from ..fdfd.setup import estimate
+        from .. import registry
 
-        return estimate(self)
+        return registry.estimate(self)
 
     def run(self, **kwargs) -> Any:
-        from ..fdfd.solver import run
+        from .. import registry
 
-        return run(self, **kwargs)
+        return registry.run(self, **kwargs)
 
 
 __all__ = ["FDFD3D", "PML", "FDFDSolver"]

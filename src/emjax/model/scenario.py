@@ -255,16 +255,17 @@ class FDTD3D(_TimeDomain):
                 f"{self.num_steps} steps of dt = {self.dt:.4g} s")
 
     def run(self, **kwargs) -> Any:
-        """Run on whatever device JAX has; see :func:`emjax.fdtd.solver.run`."""
-        from ..fdtd.solver import run
+        """Run on whatever device JAX has; see :func:`emjax.fdtd.solver.run`, reached through
+        :mod:`emjax.registry`."""
+        from .. import registry
 
-        return run(self, **kwargs)
+        return registry.run(self, **kwargs)
 
     def estimate(self) -> dict[str, int]:
         """Device bytes the run needs, by item and in ``total``; allocates nothing."""
-        from ..fdtd.memory import estimate
+        from .. import registry
 
-        return estimate(self)
+        return registry.estimate(self)
 
 
 def time_step_problems(sim) -> list[str]:

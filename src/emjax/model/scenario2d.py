@@ -349,15 +349,15 @@ class FDTD2D(_TimeDomain):
 
     def run(self, **kwargs) -> Any:
         """Run on whatever device JAX has; see :func:`emjax.fdtd.solver2d.run`."""
-        from ..fdtd.solver2d import run
+        from .. import registry
 
-        return run(self, **kwargs)
+        return registry.run(self, **kwargs)
 
     def estimate(self) -> dict[str, int]:
         """Device bytes the run needs, by item and in ``total``; allocates nothing."""
-        from ..fdtd.setup2d import estimate
+        from .. import registry
 
-        return estimate(self)
+        return registry.estimate(self)
 
 
 def _placement_problems_2d(sim: FDTD2D) -> list[str]:

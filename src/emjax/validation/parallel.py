@@ -80,7 +80,8 @@ def final_state(sim, devices=None, chunk: int = 100) -> dict[str, np.ndarray]:
     """Final fields, probe series and DFT accumulators of ``sim`` as host arrays."""
     import jax
 
-    from ..fdtd.solver import FDTDSolver, _chunk_lengths
+    from ..driver.loop import chunk_lengths as _chunk_lengths
+    from ..fdtd.solver import FDTDSolver
     from ..grid.yee import COMPONENTS
     from ..parallel import gather
 

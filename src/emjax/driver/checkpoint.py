@@ -23,6 +23,7 @@ import jax
 import numpy as np
 
 from ..errors import CheckpointError
+from .environment import environment
 
 FORMAT = "emjax-checkpoint"
 VERSION = 1
@@ -47,7 +48,6 @@ def save_checkpoint(solver, path: str | Path, step: int, state: dict, record: di
     import h5py
 
     from .. import __version__
-    from .solver import environment
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -77,24 +77,21 @@ def save_checkpoint(solver, path: str | Path, step: int, state: dict, record: di
     return path
 
 
-def read_scenario(path: str | Path):
-    """The scenario stored in a checkpoint."""
+def scenario_json(path: str | Path) -> str:
+    """The scenario stored in a checkpoint, as JSON (``emjax.load_scenario`` reads it)."""
     import h5py
 
-    from ..model import load_scenario
-
     with _open(path, h5py) as f:
-        return load_scenario(f.attrs["scenario"])
+        return str(f.attrs["scenario"])
 
 
 def load_checkpoint(solver, path: str | Path) -> tuple[int, dict, dict]:
     """(step, device state, host record) from ``path``, checked against ``solver``."""
     import h5py
 
-    from ..model import load_scenario
-
     with _open(path, h5py) as f:
-        if load_scenario(f.attrs["scenario"]) != solver.sim:
+        # the same scenario: equal as data (the JSON of one emjax version is canonical)
+        if json.loads(f.attrs["scenario"]) != json.loads(solver.sim.to_json(indent=None)):
             raise CheckpointError(
                 f"checkpoint '{path}' belongs to another scenario; run it with the scenario "
                 "stored in it (`emjax run --resume FILE` does)")

@@ -1,0 +1,224 @@
+"""The time loop of every time-domain solver: chunks on the device, host work between.
+
+A solver hands :func:`run` an object that follows :class:`Stepper`: its initial state,
+one jitted call per chunk of ``lax.scan`` steps (state donated, probe samples and
+energies as the scan's outputs), and the functions that turn what came back into
+results. The driver owns the rest, once for all solvers: the chunk plan (chunks end
+on every checkpoint step), the progress bar and its rate, the compile-time split, the
+NaN guard, SIGINT/SIGTERM (stop at the next chunk end, write a checkpoint, raise
+:class:`~emjax.errors.RunInterrupted` with the partial results), periodic atomic
+checkpoints and bitwise-exact resume.
+
+The record is the host side of the monitors: a pytree (nested lists and dicts) of
+NumPy arrays whose leaves grow along their first axis, one piece per chunk.
+"""
+
+from __future__ import annotations
+
+import math
+import signal
+import threading
+import time
+from pathlib import Path
+from typing import Any, Protocol
+
+import jax
+import numpy as np
+
+from ..errors import InstabilityError, RunInterrupted
+from .checkpoint import load_checkpoint, save_checkpoint
+
+
+class Stepper(Protocol):
+    """What a time-domain solver gives the driver.
+
+    ``sim``: the scenario (its ``name``, ``to_json``); ``setup.steps``: the run's
+    steps; ``chunk``: the chunk length asked for; ``rate_unit``: (work per step,
+    label) for the progress bar, e.g. (cells, "Mcells/s").
+    """
+
+    sim: Any
+    setup: Any
+    chunk: int
+    rate_unit: tuple[int, str]
+
+    def init_state(self) -> Any: ...
+    def empty_record(self) -> Any: ...
+    def compiled(self, length: int) -> bool: ...
+    def advance(self, state: Any, step0: int, length: int) -> tuple[Any, Any, Any]: ...
+    def record_pieces(self, ys: Any, step0: int, length: int) -> Any: ...
+    def instability(self, state: Any, step0: int, length: int) -> InstabilityError: ...
+    def collect(self, state: Any, record: Any, steps: int) -> dict: ...
+    def metadata(self, steps: int, wall: float, compile_s: float, rate: float) -> dict: ...
+    def place(self, state: Any) -> Any: ...
+
+
+def run(solver: Stepper, *, progress: bool = True, checkpoint_every: int | None = None,
+        checkpoint_path: str | Path | None = None, resume: str | Path | None = None):
+    """Run all of ``solver``'s steps; returns :class:`emjax.results.Results`.
+
+    checkpoint_every: write the whole state every this many steps to
+    ``checkpoint_path`` (default ``<name>.ckpt.h5``), atomically. resume: a checkpoint
+    to continue from; the result is bitwise that of an uninterrupted run.
+    """
+    total = solver.setup.steps
+    ckpt = Path(checkpoint_path or f"{solver.sim.name}.ckpt.h5")
+    if resume is not None:
+        step, state, record = load_checkpoint(solver, resume)
+        state = solver.place(state)
+    else:
+        step, state, record = 0, solver.init_state(), solver.empty_record()
+    pieces = _Pieces(record)
+    work, unit = solver.rate_unit
+    clock = _Clock()
+    bar = progress_bar(total, progress)
+    bar.update(step)
+    stop = StopFlag()
+    try:
+        with stop:
+            for length in chunk_plan(step, total, solver.chunk, checkpoint_every):
+                t0 = time.perf_counter()
+                new = not solver.compiled(length)
+                state, ys, finite = solver.advance(state, step, length)
+                if not bool(finite):
+                    raise solver.instability(state, step, length)
+                clock.add(time.perf_counter() - t0, length, compiling=new)
+                pieces.add(solver.record_pieces(jax.device_get(ys), step, length))
+                step += length
+                bar.update(length)
+                if clock.steps:
+                    bar.set_postfix_str(f"{work * clock.rate() / 1e6:.0f} {unit}")
+                done = step == total
+                due = checkpoint_every and step % checkpoint_every == 0 and not done
+                if due or (stop.requested and not done):
+                    save_checkpoint(solver, ckpt, step, state, pieces.record())
+                if stop.requested and not done:
+                    raise _interrupted(solver, stop.requested, state, pieces.record(), step,
+                                       ckpt)
+    finally:
+        bar.close()
+    wall = clock.wall()
+    # With a single chunk every step was timed together with its compilation.
+    rate = work * (clock.rate() if clock.steps else total / max(wall, 1e-12))
+    solver.state = state
+    return _results(solver, solver.collect(state, pieces.record(), total),
+                    solver.metadata(total, wall, clock.compile_s, rate))
+
+
+def _results(solver: Stepper, monitors: dict, metadata: dict):
+    from ..results import Results
+
+    return Results(scenario=solver.sim, monitors=monitors, metadata=metadata)
+
+
+def _interrupted(solver: Stepper, signame: str, state, record, step: int,
+                 ckpt: Path) -> RunInterrupted:
+    """The error a run raises when SIGINT/SIGTERM stopped it, with the partial results."""
+    partial = _results(solver, solver.collect(state, record, step),
+                       {**solver.metadata(step, 0.0, 0.0, 0.0), "interrupted_at_step": step})
+    return RunInterrupted(
+        f"run stopped by {signame} at step {step} of {solver.setup.steps}; checkpoint "
+        f"written to '{ckpt}'. Resume with `emjax run --resume {ckpt}` or "
+        f"run(resume='{ckpt}')", results=partial, checkpoint=ckpt, step=step)
+
+
+class _Clock:
+    """Wall time since start, split into chunks that compiled and chunks that did not."""
+
+    def __init__(self):
+        self.start = time.perf_counter()
+        self.compile_s = 0.0
+        self.timed_s = 0.0
+        self.steps = 0  # steps of chunks that did not compile
+
+    def add(self, seconds: float, length: int, *, compiling: bool) -> None:
+        if compiling:  # the first call of a chunk length includes its compilation
+            self.compile_s += seconds
+        else:
+            self.timed_s += seconds
+            self.steps += length
+
+    def rate(self) -> float:
+        """Steps per second of the chunks that did not compile."""
+        return self.steps / self.timed_s
+
+    def wall(self) -> float:
+        return time.perf_counter() - self.start
+
+
+class _Pieces:
+    """The record as a list of per-chunk pieces for each leaf, joined on demand."""
+
+    def __init__(self, record):
+        leaves, self.treedef = jax.tree_util.tree_flatten(record)
+        self.parts = [[np.asarray(a)] for a in leaves]
+
+    def add(self, piece) -> None:
+        leaves = self.treedef.flatten_up_to(piece)
+        for parts, a in zip(self.parts, leaves, strict=True):
+            parts.append(np.asarray(a))
+
+    def record(self):
+        """The record so far; joined leaves replace their pieces."""
+        for parts in self.parts:
+            if len(parts) > 1:
+                parts[:] = [np.concatenate(parts)]
+        return jax.tree_util.tree_unflatten(self.treedef, [p[0] for p in self.parts])
+
+
+def default_chunk(steps: int) -> int:
+    """Steps per chunk when the user gives none: about 20 chunks, 16 to 1000 steps."""
+    return int(min(max(math.ceil(steps / 20), 16), 1000))
+
+
+def chunk_lengths(steps: int, chunk: int) -> list[int]:
+    """Split ``steps`` into chunks of one length where a divisor near ``chunk`` exists,
+    so that a run compiles its chunk once (twice at most)."""
+    chunk = max(1, min(chunk, steps))
+    for c in range(chunk, max(chunk // 2, 1) - 1, -1):
+        if steps % c == 0:
+            return [c] * (steps // c)
+    full, rest = divmod(steps, chunk)
+    return [chunk] * full + ([rest] if rest else [])
+
+
+def chunk_plan(start: int, steps: int, chunk: int, every: int | None) -> list[int]:
+    """Chunk lengths from ``start`` to ``steps`` that end on every checkpoint step."""
+    ends = sorted({*(range(every, steps, every) if every else ()), steps})
+    out, at = [], start
+    for end in ends:
+        if end <= at:
+            continue
+        out += chunk_lengths(end - at, chunk)
+        at = end
+    return out
+
+
+class StopFlag:
+    """Turns SIGINT and SIGTERM into a request to stop at the next chunk end."""
+
+    def __init__(self):
+        self.requested: str | None = None
+        self._old: dict = {}
+
+    def _handler(self, signum, frame):
+        del frame
+        self.requested = signal.Signals(signum).name
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self._old[sig] = signal.signal(sig, self._handler)
+        return self
+
+    def __exit__(self, *exc):
+        for sig, old in self._old.items():
+            signal.signal(sig, old)
+        return False
+
+
+def progress_bar(total: int, enabled: bool, unit: str = "step"):
+    """A tqdm bar (silent when ``enabled`` is False); every long run shows one."""
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, unit=unit, disable=not enabled, leave=False, dynamic_ncols=True)

@@ -1,0 +1,61 @@
+"""Monitor pieces every time-domain chunk shares: snapshot frames and sampled energies.
+
+A chunk of ``length`` steps from ``step0`` keeps the snapshot frames it takes in
+buffers of ``length // interval + 1`` frames that ride in the scan carry; step ``n``
+(0-based, the one that reaches ``(n + 1) dt``) writes frame ``(n + 1) // interval -
+step0 // interval - 1`` when ``(n + 1) % interval == 0``. On the host the buffers are
+cut to the frames actually taken (:func:`frames_taken`). Energies are sampled every
+``interval`` steps, zero in between (the collectors keep the sampled steps).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import jax.numpy as jnp
+from jax import lax
+
+FRAMES = "snap"
+"""The key of the frame buffers in a chunk's carry and in its outputs."""
+
+
+def frame_buffers(length: int, intervals: Sequence[int], shapes: Sequence[Sequence[tuple]],
+                  dtype) -> list[list]:
+    """Zero frame buffers of a chunk: per snapshot monitor, per component."""
+    return [[jnp.zeros((length // m + 1, *shape), dtype) for shape in comp_shapes]
+            for m, comp_shapes in zip(intervals, shapes, strict=True)]
+
+
+def store_frames(bufs: list, frames: Sequence, n, step0, interval: int) -> list:
+    """``bufs`` with ``frames`` written at step ``n``'s slot when ``n`` takes a frame."""
+    n1 = n + 1
+    take = n1 % interval == 0
+    slot = jnp.clip(n1 // interval - step0 // interval - 1, 0, bufs[0].shape[0] - 1)
+    out = []
+    for F, buf in zip(frames, bufs, strict=True):
+        old = lax.dynamic_index_in_dim(buf, slot, keepdims=False)
+        out.append(lax.dynamic_update_index_in_dim(buf, jnp.where(take, F, old), slot, 0))
+    return out
+
+
+def sampled(n, interval: int, value: Callable[[], jnp.ndarray], dtype) -> jnp.ndarray:
+    """``value()`` at the steps ``n`` with ``(n + 1) % interval == 0``, else zero (the
+    costly reduction runs only when sampled)."""
+    return lax.cond((n + 1) % interval == 0, value, lambda: jnp.zeros((), dtype))
+
+
+def scan_with_frames(body: Callable, state: dict, xs, length: int, buffers: list):
+    """``lax.scan`` of ``body`` with the frame buffers in the carry; returns (state,
+    ys) with the buffers moved to ``ys[FRAMES]``."""
+    state, ys = lax.scan(body, dict(state, **{FRAMES: buffers}), xs, length=length)
+    ys[FRAMES] = state.pop(FRAMES)
+    return state, ys
+
+
+def frames_taken(ys: dict, intervals: Sequence[int], step0: int, length: int) -> dict:
+    """Host outputs of a chunk with each snapshot buffer cut to the frames it took."""
+    cut = []
+    for m, bufs in zip(intervals, ys[FRAMES], strict=True):
+        count = (step0 + length) // m - step0 // m
+        cut.append([b[:count] for b in bufs])
+    return dict(ys, **{FRAMES: cut})

@@ -1,0 +1,93 @@
+"""FDTD monitor results: the host record and the device accumulators as MonitorData.
+
+Times: E at (n + 1) dt, H at (n + 1/2) dt for the step n that produced them; energy
+pairs E^n with H^(n-1/2).H^(n+1/2), the leapfrog's invariant at n dt.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import jax
+import numpy as np
+
+if TYPE_CHECKING:
+    from .setup import FDTDSetup
+
+
+def region_shape(sl) -> tuple[int, ...]:
+    """The shape of a monitor region given as a tuple of slices."""
+    return tuple(s.stop - s.start for s in sl)
+
+
+def region_coords(grid, comp: str, sl) -> dict[str, np.ndarray]:
+    """Coordinates (m) of component ``comp`` over region ``sl``: x_Ex, y_Ex, ..."""
+    return {f"{ax}_{comp}": grid.axis_coords(comp, a)[sl[a]] for a, ax in enumerate("xyz")}
+
+
+def collect(s: FDTDSetup, sim, state, record, steps: int) -> dict:
+    """MonitorData of every monitor of setup ``s`` after ``steps`` steps (FDTD3D and
+    FDTD2D): probe and energy series and snapshot frames from the host ``record``, DFT
+    and near-to-far accumulators from the device ``state``."""
+    from ..results import MonitorData
+
+    out = {}
+    n = np.arange(steps, dtype=np.float64)
+    t_E, t_H = (n + 1) * s.dt, (n + 0.5) * s.dt
+    for k, (m, comps) in enumerate(s.probes):
+        data = {c: record["probe"][k][j] for j, (c, _, _) in enumerate(comps)}
+        out[m.name] = MonitorData(
+            name=m.name, kind="Probe", data=data,
+            coords={"t_E": t_E, "t_H": t_H, "points": np.array(m.positions)},
+        )
+    for k, (m, regions) in enumerate(s.dfts):
+        acc = jax.device_get(state["dft"][k])
+        data, coords = {}, {"f": np.asarray(m.frequencies, dtype=np.float64)}
+        for comp, sl in regions:
+            data[comp] = np.asarray(acc[comp])
+            coords.update(region_coords(s.grid, comp, sl))
+        out[m.name] = MonitorData(name=m.name, kind="DFTMonitor", data=data, coords=coords)
+    for k, (m, lo, hi, _) in enumerate(s.n2f):
+        out[m.name] = _near_to_far(s, sim, state, k, m, lo, hi)
+    for k, (m, regions) in enumerate(s.snapshots):
+        data, coords = {}, {}
+        take = np.nonzero((np.arange(steps) + 1) % m.interval == 0)[0]
+        for j, (comp, sl) in enumerate(regions):
+            data[comp] = record["snap"][k][j]
+            coords.update(region_coords(s.grid, comp, sl))
+        # E frames are at (n+1) dt, H frames half a step earlier.
+        coords["t"] = (take + 1.0) * s.dt
+        out[m.name] = MonitorData(name=m.name, kind="FieldSnapshot", data=data, coords=coords)
+    for k, m in enumerate(s.energy):
+        take = np.nonzero((np.arange(steps) + 1) % m.interval == 0)[0]
+        # Energy pairs E^n with H^(n-1/2).H^(n+1/2): the leapfrog's invariant at n dt.
+        out[m.name] = MonitorData(name=m.name, kind="EnergyMonitor",
+                                  data={"energy": record["energy"][k][take]},
+                                  coords={"t": n[take] * s.dt})
+    return out
+
+
+def _near_to_far(s: FDTDSetup, sim, state, k: int, m, lo, hi):
+    """MonitorData of NearToFar monitor k: surface fields and the incident spectrum."""
+    from ..results import MonitorData
+    from .neartofar import surface
+
+    acc = [np.asarray(a) for a in jax.device_get(state["n2f"][k])]
+    pts, nrm, wts, Ef, Hf = surface(lo, hi, s.grid.spacing, s.grid.lower, acc)
+    bg = sim.background
+    data = {"E": Ef, "H": Hf}
+    coords = {"f": np.asarray(m.frequencies, dtype=np.float64), "points": pts,
+              "normals": nrm, "weights": wts}
+    attrs = {"eps_r": bg.eps_r, "mu_r": bg.mu_r, "box_lo": list(lo), "box_hi": list(hi)}
+    if s.planewaves:
+        pw, box = s.planewaves[0]
+        inc = np.asarray(jax.device_get(state["n2f_inc"][k]), np.complex128)
+        # The incident spectrum at the TF/SF box's centre (its phase reference).
+        centre = s.grid.lower + 0.5 * (np.array(box.lo) + np.array(box.hi)) * np.array(
+            s.grid.spacing)
+        idx, w = box.aux.interpolation(np.array([box.s_of(centre)]), "e")
+        data["E_inc"] = sum(inc[:, idx[0] + j] * w[0, j] for j in range(w.shape[1]))
+        attrs.update(incident_point=centre.tolist(), k_hat=pw.k_hat.tolist(),
+                     e_hat=pw.e_hat.tolist())
+    return MonitorData(name=m.name, kind="NearToFar", data=data, coords=coords,
+                       attrs=attrs)
