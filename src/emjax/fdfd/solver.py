@@ -76,35 +76,8 @@ def prepare(sim, *, storage: str | None = None, precision: str | None = None,
     ssqrt = tuple(tuple(jnp.asarray(np.sqrt(s).astype(cdt)) for s in row)
                   for row in setup.sprod(st))
     if storage == "separable":
-        if np.any(st.mu != mu0):
-            raise SetupError("storage='separable' needs mu_r = 1 and sigma_m = 0 in every "
-                             "medium; use storage='indices' or 'arrays'")
         sym = True
-        kt, ki = np.unique((mu0 * we).ravel(), return_inverse=True)
-        ki = ki.reshape(we.shape).astype(np.uint8 if kt.size <= 256 else np.uint16)
-        if kt.size > 65536:
-            raise SetupError(f"storage='separable': {kt.size} distinct permittivities exceed "
-                             "65536; use storage='arrays'")
-        ops = {"ki": jnp.asarray(ki), "kt": jnp.asarray(kt.astype(cdt)),
-               "inv_int": tuple(jnp.asarray((1 / (si * d)).astype(cdt))
-                                for si, d in zip(st.s_int, st.grid.spacing, strict=True)),
-               "inv_half": tuple(jnp.asarray((1 / (sh * d)).astype(cdt))
-                                 for sh, d in zip(st.s_half, st.grid.spacing, strict=True))}
-        coeff_bytes = ki.nbytes + kt.size * cdt().itemsize
-        cas = {"ce": jnp.asarray(ce.astype(cdt)), "we": jnp.asarray(we.astype(cdt)),
-               "ch": jnp.asarray(ch.astype(cdt))} if pre == "jacobi" else None
-    elif storage == "arrays":
-        ops = {"ce": jnp.asarray(ce.astype(cdt)), "we": jnp.asarray(we.astype(cdt)),
-               "ch": jnp.asarray(ch.astype(cdt))}
-        coeff_bytes = ce.size * cdt().itemsize + we.size * cdt().itemsize \
-            + ch.size * cdt().itemsize
-        cas = ops
-    else:
-        ie, te, ih, th = setup.index_tables(ce, we, ch)
-        ops = {"ie": jnp.asarray(ie), "te": jnp.asarray(te.astype(cdt)),
-               "ih": jnp.asarray(ih), "th": jnp.asarray(th.astype(cdt))}
-        coeff_bytes = ie.nbytes + ih.nbytes + (te.size + th.size) * cdt().itemsize
-        cas = ops
+    ops, cas, coeff_bytes = _coefficients(st, ce, we, ch, storage, pre, cdt)
     del ce, we, ch
     ops["ssqrt"] = ssqrt
     if storage == "separable":
@@ -142,6 +115,42 @@ def prepare(sim, *, storage: str | None = None, precision: str | None = None,
     return Prepared(sim=sim, st=st, ops=ops, b=bj, b_seed=b, e_inc=e_inc, h_inc=h_inc,
                     coeff_bytes=int(coeff_bytes), setup_time=time.perf_counter() - t0,
                     storage=storage, preconditioner=pre)
+
+
+def _coefficients(st, ce, we, ch, storage: str, pre: str, cdt) -> tuple[dict, dict | None, int]:
+    """(operator arrays, the CAS arrays the incident field and Jacobi need or None,
+    coefficient bytes) for ``storage``: separable (per-axis stretching, an index table
+    of k^2), arrays (CAS) or indices (CIS)."""
+    if storage == "separable":
+        if np.any(st.mu != mu0):
+            raise SetupError("storage='separable' needs mu_r = 1 and sigma_m = 0 in every "
+                             "medium; use storage='indices' or 'arrays'")
+        kt, ki = np.unique((mu0 * we).ravel(), return_inverse=True)
+        ki = ki.reshape(we.shape).astype(np.uint8 if kt.size <= 256 else np.uint16)
+        if kt.size > 65536:
+            raise SetupError(f"storage='separable': {kt.size} distinct permittivities exceed "
+                             "65536; use storage='arrays'")
+        ops = {"ki": jnp.asarray(ki), "kt": jnp.asarray(kt.astype(cdt)),
+               "inv_int": tuple(jnp.asarray((1 / (si * d)).astype(cdt))
+                                for si, d in zip(st.s_int, st.grid.spacing, strict=True)),
+               "inv_half": tuple(jnp.asarray((1 / (sh * d)).astype(cdt))
+                                 for sh, d in zip(st.s_half, st.grid.spacing, strict=True))}
+        coeff_bytes = ki.nbytes + kt.size * cdt().itemsize
+        cas = {"ce": jnp.asarray(ce.astype(cdt)), "we": jnp.asarray(we.astype(cdt)),
+               "ch": jnp.asarray(ch.astype(cdt))} if pre == "jacobi" else None
+    elif storage == "arrays":
+        ops = {"ce": jnp.asarray(ce.astype(cdt)), "we": jnp.asarray(we.astype(cdt)),
+               "ch": jnp.asarray(ch.astype(cdt))}
+        coeff_bytes = ce.size * cdt().itemsize + we.size * cdt().itemsize \
+            + ch.size * cdt().itemsize
+        cas = ops
+    else:
+        ie, te, ih, th = setup.index_tables(ce, we, ch)
+        ops = {"ie": jnp.asarray(ie), "te": jnp.asarray(te.astype(cdt)),
+               "ih": jnp.asarray(ih), "th": jnp.asarray(th.astype(cdt))}
+        coeff_bytes = ie.nbytes + ih.nbytes + (te.size + th.size) * cdt().itemsize
+        cas = ops
+    return ops, cas, coeff_bytes
 
 
 def _matvec(ops):

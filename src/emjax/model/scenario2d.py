@@ -360,6 +360,39 @@ class FDTD2D(_TimeDomain):
         return registry.estimate(self)
 
 
+def _source_problems_2d(sim: FDTD2D, where) -> list[str]:
+    """Sources that do not couple to the polarization, leave the plane, or sit outside
+    the interior (``where(point)`` says where a point is wrong, or None)."""
+    out: list[str] = []
+    allowed = sim.components
+    for i, s in enumerate(sim.sources):
+        if isinstance(s, LineSource):
+            comp = ("E" if s.current == "electric" else "H") + s.polarization
+            if comp not in allowed:
+                ok = [c for c in ("x", "y", "z") if
+                      ("E" if s.current == "electric" else "H") + c in allowed]
+                out.append(f"sources[{i}] LineSource: a {s.current} current along "
+                           f"'{s.polarization}' does not couple to {sim.polarization}; use "
+                           f"polarization {' or '.join(map(repr, ok))}")
+            msg = where(s.position)
+            if msg:
+                out.append(f"sources[{i}] LineSource at {tuple(s.position)} m: {msg}")
+        else:
+            e = s.e_hat
+            if abs(s.k_hat[2]) > 1e-9:
+                out.append(f"sources[{i}] PlaneWave: theta = {s.theta} deg puts k out of the "
+                           "plane; a 2D scenario needs theta = 90")
+            elif sim.polarization == "TMz" and abs(abs(e[2]) - 1) > 1e-9:
+                out.append(f"sources[{i}] PlaneWave: polarization = {s.polarization} deg gives "
+                           "E in the plane; TMz needs E along z (polarization 0 or 180)")
+            elif sim.polarization == "TEz" and abs(e[2]) > 1e-9:
+                out.append(f"sources[{i}] PlaneWave: polarization = {s.polarization} deg gives "
+                           "E along z; TEz needs E in the plane (polarization 90 or -90)")
+            if s.waveform is None:
+                out.append(f"sources[{i}] PlaneWave: FDTD needs a 'waveform'")
+    return out
+
+
 def _placement_problems_2d(sim: FDTD2D) -> list[str]:
     """Cross-object rules: PML size, sources and monitors on the plane, inside and out of PML."""
     out: list[str] = []
@@ -389,31 +422,7 @@ def _placement_problems_2d(sim: FDTD2D) -> list[str]:
         return None
 
     allowed = sim.components
-    for i, s in enumerate(sim.sources):
-        if isinstance(s, LineSource):
-            comp = ("E" if s.current == "electric" else "H") + s.polarization
-            if comp not in allowed:
-                ok = [c for c in ("x", "y", "z") if
-                      ("E" if s.current == "electric" else "H") + c in allowed]
-                out.append(f"sources[{i}] LineSource: a {s.current} current along "
-                           f"'{s.polarization}' does not couple to {sim.polarization}; use "
-                           f"polarization {' or '.join(map(repr, ok))}")
-            msg = where(s.position)
-            if msg:
-                out.append(f"sources[{i}] LineSource at {tuple(s.position)} m: {msg}")
-        else:
-            e = s.e_hat
-            if abs(s.k_hat[2]) > 1e-9:
-                out.append(f"sources[{i}] PlaneWave: theta = {s.theta} deg puts k out of the "
-                           "plane; a 2D scenario needs theta = 90")
-            elif sim.polarization == "TMz" and abs(abs(e[2]) - 1) > 1e-9:
-                out.append(f"sources[{i}] PlaneWave: polarization = {s.polarization} deg gives "
-                           "E in the plane; TMz needs E along z (polarization 0 or 180)")
-            elif sim.polarization == "TEz" and abs(e[2]) > 1e-9:
-                out.append(f"sources[{i}] PlaneWave: polarization = {s.polarization} deg gives "
-                           "E along z; TEz needs E in the plane (polarization 90 or -90)")
-            if s.waveform is None:
-                out.append(f"sources[{i}] PlaneWave: FDTD needs a 'waveform'")
+    out += _source_problems_2d(sim, where)
     for i, m in enumerate(sim.monitors):
         label = f"monitors[{i}] {m.type} '{m.name}'"
         if m.type != "EnergyMonitor":
