@@ -34,7 +34,8 @@ from ..model import (
     Sphere,
     Structure,
 )
-from .common import copy_bandwidth, device_name, on_gpu, time_chunks
+from ..records import Measurement
+from .common import copy_bandwidth, on_gpu, time_chunks
 
 
 def cube_scenario(n: int, *, thickness: int = 10, strategy: str = "combined",
@@ -75,15 +76,14 @@ def time_scenario(sim: FDTD3D, steps: int, repeats: int = 3) -> dict:
 
 
 def seed001_cube(sizes=None, steps: int = 100,
-                 strategies=("combined", "per_face")) -> list[dict]:
+                 strategies=("combined", "per_face")) -> list[Measurement]:
     """Seed 001 Figure 7: speed against cube size with a 10-cell CPML, both strategies.
 
     Default sizes: 64^3 to 512^3 on a GPU, 32^3 to 64^3 on a CPU."""
     sizes = sizes or ((64, 128, 256, 384, 512) if on_gpu() else (32, 48, 64))
     steps = steps if on_gpu() else 20
-    dev, bw = device_name(), copy_bandwidth(nbytes=(2 << 30) if on_gpu() else (256 << 20))
-    recs = [{"case": "seed001-cube", "size": 0, "metric": "copy bandwidth",
-             "value": bw / 1e9, "unit": "GB/s", "device": dev}]
+    bw = copy_bandwidth(nbytes=(2 << 30) if on_gpu() else (256 << 20))
+    recs = [Measurement("seed001-cube", 0, "copy bandwidth", bw / 1e9, "GB/s")]
     for n in sizes:
         for strategy in strategies:
             r = time_scenario(cube_scenario(n, strategy=strategy, steps=steps), steps)
@@ -96,17 +96,16 @@ def seed001_cube(sizes=None, steps: int = 100,
                  all_cells * r["bytes_per_cell"] / bw, ""),
                 (f"{strategy}: compile", r["compile_s"], "s"),
             ):
-                recs.append({"case": "seed001-cube", "size": n, "metric": metric,
-                             "value": float(value), "unit": unit, "device": dev})
+                recs.append(Measurement("seed001-cube", n, metric, value, unit))
     return recs
 
 
-def roofline(n: int | None = None, steps: int = 100) -> list[dict]:
+def roofline(n: int | None = None, steps: int = 100) -> list[Measurement]:
     """Bare step (PEC walls, no monitors) and CIS against CAS with a dielectric sphere,
     at 512^3 on a GPU (64^3 on a CPU)."""
     n = n or (512 if on_gpu() else 64)
     steps = steps if on_gpu() else 20
-    dev, bw = device_name(), copy_bandwidth(nbytes=(2 << 30) if on_gpu() else (256 << 20))
+    bw = copy_bandwidth(nbytes=(2 << 30) if on_gpu() else (256 << 20))
     recs = []
     variants = {
         "bare (PEC, no monitors)": cube_scenario(n, thickness=0, monitors=False, steps=steps),
@@ -118,17 +117,16 @@ def roofline(n: int | None = None, steps: int = 100) -> list[dict]:
         r = time_scenario(sim, steps)
         cps = n**3 / r["s_per_step"]
         recs += [
-            {"case": "roofline", "size": n, "metric": f"{name}: all cells",
-             "value": cps / 1e6, "unit": "Mcells/s", "device": dev},
-            {"case": "roofline", "size": n, "metric": f"{name}: bytes per cell per step",
-             "value": float(r["bytes_per_cell"]), "unit": "B", "device": dev},
-            {"case": "roofline", "size": n, "metric": f"{name}: fraction of copy bandwidth",
-             "value": cps * r["bytes_per_cell"] / bw, "unit": "", "device": dev},
+            Measurement("roofline", n, f"{name}: all cells", cps / 1e6, "Mcells/s"),
+            Measurement("roofline", n, f"{name}: bytes per cell per step",
+                        r["bytes_per_cell"], "B"),
+            Measurement("roofline", n, f"{name}: fraction of copy bandwidth",
+                        cps * r["bytes_per_cell"] / bw, ""),
         ]
     return recs
 
 
-def cpu_gpu_agreement(n: int = 48, steps: int = 500) -> list[dict]:
+def cpu_gpu_agreement(n: int = 48, steps: int = 500) -> list[Measurement]:
     """Relative L2 difference of all fields after ``steps`` between this device and the
     CPU (float32, CPML, a dielectric sphere)."""
     from ..fdtd.solver import FDTDSolver
@@ -143,8 +141,7 @@ def cpu_gpu_agreement(n: int = 48, steps: int = 500) -> list[dict]:
                                            for F in (*state["E"], *state["H"])])
     a, b = out["cpu"], out[jax.default_backend()]
     rel = float(np.linalg.norm(a - b) / np.linalg.norm(a))
-    return [{"case": "cpu-gpu", "size": n, "metric": f"relative L2 after {steps} steps",
-             "value": rel, "unit": "", "device": device_name()}]
+    return [Measurement("cpu-gpu", n, f"relative L2 after {steps} steps", rel, "")]
 
 
 SEED001_MRI_INTERIOR = (312, 328, 325)
@@ -190,7 +187,7 @@ def _sibling(solver, sim: FDTD3D, **layout):
 
 
 def seed001_pml_thickness(thicknesses=None, steps: int | None = None,
-                          strategies=("combined", "per_face")) -> list[dict]:
+                          strategies=("combined", "per_face")) -> list[Measurement]:
     """Seed 001 Figure 9: ``mri-coil`` speed against CPML thickness on all six faces.
 
     As in the seed, the PML cells are added around a fixed interior (312 x 328 x 325
@@ -220,25 +217,22 @@ def seed001_pml_thickness(thicknesses=None, steps: int | None = None,
     thicknesses = thicknesses or ((0, 5, 10, 15, 20) if gpu else (0, 5, 10))
     steps = steps or (100 if gpu else 5)
     repeats = 3 if gpu else 2
-    dev, bw = device_name(), copy_bandwidth(nbytes=(2 << 30) if gpu else (64 << 20))
+    bw = copy_bandwidth(nbytes=(2 << 30) if gpu else (64 << 20))
     n_int = math.prod(interior)
     case = "seed001-pml-thickness"
     recs = [
-        {"case": case, "size": 0, "metric": "copy bandwidth", "value": bw / 1e9,
-         "unit": "GB/s", "device": dev},
-        {"case": case, "size": 0, "metric": "seed Figure 9 (Tesla C1060): Mur, non-PML",
-         "value": SEED001_MRI_MUR, "unit": "Mcells/s", "device": dev},
-        {"case": case, "size": 0, "metric": "non-PML cells", "value": float(n_int),
-         "unit": "cells", "device": dev},
+        Measurement(case, 0, "copy bandwidth", bw / 1e9, "GB/s"),
+        Measurement(case, 0, "seed Figure 9 (Tesla C1060): Mur, non-PML", SEED001_MRI_MUR,
+                    "Mcells/s"),
+        Measurement(case, 0, "non-PML cells", n_int, "cells"),
     ] + [
-        {"case": case, "size": 0, "metric": f"{strategy}: traffic per slab cell (model)",
-         "value": float(psi_traffic_per_slab_cell(4, strategy)), "unit": "B",  # float32
-         "device": dev} for strategy in strategies
+        Measurement(case, 0, f"{strategy}: traffic per slab cell (model)",
+                    psi_traffic_per_slab_cell(4, strategy), "B")  # float32
+        for strategy in strategies
     ]
 
-    def rec(t, metric, value, unit):
-        recs.append({"case": case, "size": t, "metric": metric, "value": float(value),
-                     "unit": unit, "device": dev})
+    def rec(t: int, metric: str, value: float, unit: str) -> None:
+        recs.append(Measurement(case, t, metric, value, unit))
 
     def timed(solver):
         from .common import time_chunks
@@ -326,7 +320,7 @@ def seed001_pml_thickness(thicknesses=None, steps: int | None = None,
     return recs
 
 
-CASES: dict[str, Callable[[], list[dict]]] = {
+CASES: dict[str, Callable[..., list[Measurement]]] = {
     "seed001-cube": seed001_cube,
     "seed001-pml-thickness": seed001_pml_thickness,
     "roofline": roofline,
