@@ -186,6 +186,43 @@ def _sibling(solver, sim: FDTD3D, **layout):
     return other
 
 
+@dataclasses.dataclass
+class _PmlRun:
+    """What the parts of :func:`seed001_pml_thickness` share: its settings, its records
+    and the reference timings (Mur; the PEC-walled bare step) the later rows divide by."""
+
+    steps: int
+    repeats: int
+    bw: float
+    n_int: int
+    recs: list[Measurement]
+    mur_s: float | None = None
+    bare_s: float | None = None
+    bare_bytes: int | None = None
+    growth: dict[str, list[tuple[float, float]]] = dataclasses.field(default_factory=dict)
+
+    def rec(self, t: int, metric: str, value: float, unit: str) -> None:
+        self.recs.append(Measurement("seed001-pml-thickness", t, metric, value, unit))
+
+    def timed(self, solver) -> tuple[float, float]:
+        """(median s per step, compile s) of ``solver``'s chunk."""
+        s_step, compile_s, state = time_chunks(solver, self.steps, self.repeats)
+        del state
+        return s_step, compile_s
+
+    def speeds(self, t: int, label: str, n_tot: int, s_step: float, compile_s: float,
+               fraction: float | None = None) -> None:
+        """The rows every timed variant gets (``fraction``: of copy bandwidth)."""
+        self.rec(t, f"{label}: all cells", n_tot / s_step / 1e9, "Gcells/s")
+        self.rec(t, f"{label}: non-PML cells", self.n_int / s_step / 1e9, "Gcells/s")
+        self.rec(t, f"{label}: ms per step", s_step * 1e3, "ms")
+        if fraction is not None:
+            self.rec(t, f"{label}: fraction of copy bandwidth", fraction, "")
+        self.rec(t, f"{label}: vs seed's Mur", self.n_int / s_step / 1e6 / SEED001_MRI_MUR,
+                 "x")
+        self.rec(t, f"{label}: compile", compile_s, "s")
+
+
 def seed001_pml_thickness(thicknesses=None, steps: int | None = None,
                           strategies=("combined", "per_face")) -> list[Measurement]:
     """Seed 001 Figure 9: ``mri-coil`` speed against CPML thickness on all six faces.
@@ -206,7 +243,6 @@ def seed001_pml_thickness(thicknesses=None, steps: int | None = None,
     timed twice: planes folded into the update and written in place
     (``update3d.MUR_FOLD``); the folded one is the reference.
     """
-    from ..fdtd import update3d
     from ..fdtd.setup import psi_bytes
     from ..fdtd.solver import FDTDSolver
     from ..model.boundaries import Mur
@@ -215,12 +251,10 @@ def seed001_pml_thickness(thicknesses=None, steps: int | None = None,
     gpu = on_gpu()
     interior, spacing = (SEED001_MRI_INTERIOR, 4e-3) if gpu else ((52, 55, 54), 24e-3)
     thicknesses = thicknesses or ((0, 5, 10, 15, 20) if gpu else (0, 5, 10))
-    steps = steps or (100 if gpu else 5)
-    repeats = 3 if gpu else 2
     bw = copy_bandwidth(nbytes=(2 << 30) if gpu else (64 << 20))
     n_int = math.prod(interior)
     case = "seed001-pml-thickness"
-    recs = [
+    run = _PmlRun(steps or (100 if gpu else 5), 3 if gpu else 2, bw, n_int, [
         Measurement(case, 0, "copy bandwidth", bw / 1e9, "GB/s"),
         Measurement(case, 0, "seed Figure 9 (Tesla C1060): Mur, non-PML", SEED001_MRI_MUR,
                     "Mcells/s"),
@@ -229,20 +263,7 @@ def seed001_pml_thickness(thicknesses=None, steps: int | None = None,
         Measurement(case, 0, f"{strategy}: traffic per slab cell (model)",
                     psi_traffic_per_slab_cell(4, strategy), "B")  # float32
         for strategy in strategies
-    ]
-
-    def rec(t: int, metric: str, value: float, unit: str) -> None:
-        recs.append(Measurement(case, t, metric, value, unit))
-
-    def timed(solver):
-        from .common import time_chunks
-
-        s_step, compile_s, state = time_chunks(solver, steps, repeats)
-        del state
-        return s_step, compile_s
-
-    mur_s = bare_s = bare_bytes = None
-    growth: dict[str, list[tuple[float, float]]] = {}
+    ])
     for t in sorted(set(thicknesses)):
         tc = max(t, 1)
         base = mri_coil(shape=tuple(n + 2 * tc for n in interior), spacing=spacing, pml=tc,
@@ -250,74 +271,80 @@ def seed001_pml_thickness(thicknesses=None, steps: int | None = None,
         if t == 0:  # the same interior and contents, Mur on its faces
             base = _mri_variant(base, domain={"shape": interior, "spacing": spacing},
                                 boundary=Mur().model_dump())
-        first = FDTDSolver(base, chunk=steps)
+        first = FDTDSolver(base, chunk=run.steps)
         n_tot = first.setup.grid.num_cells
         b_cell = 72 + sum(a.dtype.itemsize for c in first.setup.coeffs.values()
                           for a in c.get("idx", ()))
-        psi = psi_bytes(first.setup)
-        item = np.dtype(base.dtype).itemsize
-        psi_cells = psi // (4 * item)
-        rec(t, "all cells", n_tot, "cells")
+        run.rec(t, "all cells", n_tot, "cells")
         if t == 0:
-            fold = update3d.MUR_FOLD
-            pec = _mri_variant(base, boundary=PEC().model_dump())
-            variants = (
-                (True, "Mur", _sibling(first, base)),
-                (False, "Mur, planes written in place", _sibling(first, base)),
-                (True, "PEC walls", _sibling(first, pec, mur=(), pec_low=(True,) * 3)),
-            )
-            try:
-                for how, label, solver in variants:
-                    update3d.MUR_FOLD = how  # read when the step is traced
-                    s_step, compile_s = timed(solver)
-                    rec(t, f"{label}: all cells", n_tot / s_step / 1e9, "Gcells/s")
-                    rec(t, f"{label}: non-PML cells", n_int / s_step / 1e9, "Gcells/s")
-                    rec(t, f"{label}: ms per step", s_step * 1e3, "ms")
-                    rec(t, f"{label}: fraction of copy bandwidth",
-                        n_tot / s_step * b_cell / bw, "")
-                    rec(t, f"{label}: vs seed's Mur", n_int / s_step / 1e6 / SEED001_MRI_MUR,
-                        "x")
-                    rec(t, f"{label}: compile", compile_s, "s")
-                    if label == "Mur":
-                        mur_s = s_step
-                    elif label == "PEC walls":
-                        bare_s, bare_bytes = s_step, n_tot * b_cell
-            finally:
-                update3d.MUR_FOLD = fold
-            rec(t, f"Mur: target ({SEED001_TARGET_FACTOR}x the seed's Mur)",
-                SEED001_TARGET_FACTOR * SEED001_MRI_MUR / 1e3, "Gcells/s")
-            continue
-        rec(t, "psi", psi / 2**20, "MiB")
-        for strategy in strategies:
-            sim = _mri_variant(base, cpml_strategy=strategy)
-            s_step, compile_s = timed(_sibling(first, sim, strategy=strategy))
-            rec(t, f"{strategy}: all cells", n_tot / s_step / 1e9, "Gcells/s")
-            rec(t, f"{strategy}: non-PML cells", n_int / s_step / 1e9, "Gcells/s")
-            rec(t, f"{strategy}: ms per step", s_step * 1e3, "ms")
-            rec(t, f"{strategy}: vs seed's Mur", n_int / s_step / 1e6 / SEED001_MRI_MUR, "x")
-            rec(t, f"{strategy}: compile", compile_s, "s")
-            if mur_s is not None:
-                rec(t, f"{strategy}: cost vs Mur, measured", s_step / mur_s, "x")
-            if bare_s is not None:
-                predicted = (n_tot * b_cell + psi_cells * psi_traffic_per_slab_cell(
-                    item, strategy)) / bare_bytes
-                measured = s_step / bare_s
-                rec(t, f"{strategy}: cost vs bare interior, slab-volume prediction",
-                    predicted, "x")
-                rec(t, f"{strategy}: cost vs bare interior, measured", measured, "x")
-                rec(t, f"{strategy}: measured against prediction",
-                    100 * (measured / predicted - 1), "%")
-                growth.setdefault(strategy, []).append((predicted, measured))
+            _pml_references(run, first, base, n_tot, b_cell)
+        else:
+            psi = psi_bytes(first.setup)
+            run.rec(t, "psi", psi / 2**20, "MiB")
+            _pml_strategies(run, t, first, base, strategies, n_tot, b_cell,
+                            psi // (4 * np.dtype(base.dtype).itemsize))
         del first
-    for strategy, pts in growth.items():
+    _pml_growth(run, max(thicknesses))
+    return run.recs
+
+
+def _pml_references(run: _PmlRun, first, base: FDTD3D, n_tot: int, b_cell: int) -> None:
+    """Thickness 0: Mur folded (the reference), Mur written in place, PEC walls (bare)."""
+    from ..fdtd import update3d
+
+    fold = update3d.MUR_FOLD
+    pec = _mri_variant(base, boundary=PEC().model_dump())
+    variants = (
+        (True, "Mur", _sibling(first, base)),
+        (False, "Mur, planes written in place", _sibling(first, base)),
+        (True, "PEC walls", _sibling(first, pec, mur=(), pec_low=(True,) * 3)),
+    )
+    try:
+        for how, label, solver in variants:
+            update3d.MUR_FOLD = how  # read when the step is traced
+            s_step, compile_s = run.timed(solver)
+            run.speeds(0, label, n_tot, s_step, compile_s, n_tot / s_step * b_cell / run.bw)
+            if label == "Mur":
+                run.mur_s = s_step
+            elif label == "PEC walls":
+                run.bare_s, run.bare_bytes = s_step, n_tot * b_cell
+    finally:
+        update3d.MUR_FOLD = fold
+    run.rec(0, f"Mur: target ({SEED001_TARGET_FACTOR}x the seed's Mur)",
+            SEED001_TARGET_FACTOR * SEED001_MRI_MUR / 1e3, "Gcells/s")
+
+
+def _pml_strategies(run: _PmlRun, t: int, first, base: FDTD3D, strategies, n_tot: int,
+                    b_cell: int, psi_cells: int) -> None:
+    """Thickness ``t`` > 0: each CPML strategy timed, against Mur and the bare step."""
+    item = np.dtype(base.dtype).itemsize
+    for strategy in strategies:
+        sim = _mri_variant(base, cpml_strategy=strategy)
+        s_step, compile_s = run.timed(_sibling(first, sim, strategy=strategy))
+        run.speeds(t, strategy, n_tot, s_step, compile_s)
+        if run.mur_s is not None:
+            run.rec(t, f"{strategy}: cost vs Mur, measured", s_step / run.mur_s, "x")
+        if run.bare_s is not None:
+            predicted = (n_tot * b_cell + psi_cells * psi_traffic_per_slab_cell(
+                item, strategy)) / run.bare_bytes
+            measured = s_step / run.bare_s
+            run.rec(t, f"{strategy}: cost vs bare interior, slab-volume prediction",
+                    predicted, "x")
+            run.rec(t, f"{strategy}: cost vs bare interior, measured", measured, "x")
+            run.rec(t, f"{strategy}: measured against prediction",
+                    100 * (measured / predicted - 1), "%")
+            run.growth.setdefault(strategy, []).append((predicted, measured))
+
+
+def _pml_growth(run: _PmlRun, t_max: int) -> None:
+    """What thickness adds, free of a strategy's fixed per-step cost (kernel launches):
+    the least-squares slope of measured against predicted cost over the thicknesses."""
+    for strategy, pts in run.growth.items():
         if len(pts) >= 2:
-            # what thickness adds, free of the strategy's fixed per-step cost (kernel
-            # launches): the least-squares slope of measured against predicted cost
             pred, meas = np.array(pts).T
             slope = np.polyfit(pred, meas, 1)[0]
-            rec(max(thicknesses), f"{strategy}: growth with thickness, measured against "
-                "prediction (fitted slope)", 100 * (slope - 1), "%")
-    return recs
+            run.rec(t_max, f"{strategy}: growth with thickness, measured against "
+                    "prediction (fitted slope)", 100 * (slope - 1), "%")
 
 
 CASES: dict[str, Callable[..., list[Measurement]]] = {
