@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..analysis.energy import energy_drift
 from ..analysis.modes import match_modes, matrix_pencil
 from ..analysis.spectrum import find_peaks, spectrum
 from ..constants import c0
@@ -198,9 +199,7 @@ def stability(steps: int = 300_000, limit: float = 1e-9) -> list[Check]:
                 energy=[EnergyMonitor(name="energy", interval=10)], steps=steps,
                 dtype="float64")
     res = sim.run(progress=False)
-    e, t = res["energy"].data["energy"], res["energy"].coords["t"]
-    after = e[t > quiet]
-    drift = float((after.max() - after.min()) / after.mean())
+    drift, _ = energy_drift(res["energy"], quiet)
     return [Check(case, f"relative energy variation over {steps} steps after the pulse",
                   drift, limit, "", drift <= limit)]
 
