@@ -31,6 +31,7 @@ import platform
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from pydantic import ValidationError
@@ -59,7 +60,7 @@ def error_message(err: BaseException) -> str:
     return " ".join(text.split())
 
 
-def resolve_scenario(spec: str | None):
+def resolve_scenario(spec: str | None) -> tuple[Any, str]:
     """A scenario and its name from a file path or a built-in name (default if None).
 
     A spec that names an existing file, or ends in ``.toml``/``.json``, is a file; the
@@ -86,7 +87,7 @@ def resolve_scenario(spec: str | None):
     return load_builtin(spec), spec
 
 
-def with_steps(sim, steps: int):
+def with_steps(sim: Any, steps: int) -> Any:
     """A re-validated copy of ``sim`` that runs exactly ``steps`` time steps."""
     if "steps" not in type(sim).model_fields:
         raise SetupError(f"--steps: a {sim.type} scenario has no time steps; leave it out")
@@ -218,7 +219,7 @@ _BENCH_COLUMNS = ("case", "size", "metric", "value", "unit", "device")
 _BENCH_WIDTHS = (22, 14, 24, 11, 10, 10)
 
 
-def _case_module(module: str):
+def _case_module(module: str) -> ModuleType:
     """Import ``emjax.validation`` or ``emjax.bench``; SetupError if it is absent."""
     try:
         return importlib.import_module(module)
@@ -263,8 +264,8 @@ def case_options(args: argparse.Namespace, env: Mapping[str, str]) -> dict[str, 
     return opts
 
 
-def _run_cases(args: argparse.Namespace, mod, names: list[str], failure: Callable[..., Any],
-               on_records: Callable[[list], None]) -> list:
+def _run_cases(args: argparse.Namespace, mod: ModuleType, names: list[str],
+               failure: Callable[..., Any], on_records: Callable[[list], None]) -> list:
     """Run each case with :func:`case_options`; an EmjaxError becomes a ``failure``
     record and the others go on. Records may be :mod:`emjax.records` types or dicts."""
     from .records import call_case
