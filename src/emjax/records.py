@@ -31,10 +31,10 @@ def _float(v: Any) -> float | None:
 
 @dataclass(frozen=True)
 class Record(Mapping[str, Any]):
-    """What every row has: the case, the metric, its value and unit.
-
-    Subclasses name their JSON keys in ``KEYS`` (attribute ``passed`` prints as "pass").
-    """
+    """The base of :class:`Check` and :class:`Measurement`: the JSON form and the
+    read-only mapping over it, ``error`` and ``extra``. Each subclass declares its fields
+    (every one has case, metric, value, unit) and names its JSON keys in ``KEYS``
+    (attribute ``passed`` prints as "pass")."""
 
     KEYS: ClassVar[tuple[str, ...]] = ("case", "metric", "value", "unit")
     _ATTR: ClassVar[dict[str, str]] = {"pass": "passed"}
