@@ -10,6 +10,7 @@ import json
 import subprocess
 import sys
 import types
+from pathlib import Path
 
 import pytest
 
@@ -251,3 +252,34 @@ def test_bench_json(fake_bench, capsys):
     (rec,) = json.loads(capsys.readouterr().out)
     assert rec == {"case": "fake-step", "size": [16, 16, 16], "metric": "cells_per_s",
                    "value": 1.5e8, "unit": "cells/s", "device": "cpu"}
+
+
+# ------------------------------------------------------------ case options
+
+
+def test_case_options_from_flags_and_environment():
+    p = cli.build_parser()
+    v = p.parse_args(["validate", "all", "--figures", "figs"])
+    assert cli.case_options(v, {"EMJAX_FIGURES": "env"}) == {"figures": Path("figs")}
+    v = p.parse_args(["validate", "all"])
+    assert cli.case_options(v, {}) == {}
+    assert cli.case_options(v, {"EMJAX_BENCH_OUT": "b"}) == {}  # a bench knob only
+    b = p.parse_args(["bench", "all"])
+    env = {"EMJAX_BENCH_OUT": "b", "EMJAX_FDFD_SIZES": "64,80", "EMJAX_FDFD_CANDIDATES": "0"}
+    assert cli.case_options(b, env) == {"figures": Path("b"), "fdfd_sizes": (64, 80),
+                                        "fdfd_candidates": False}
+    with pytest.raises(SetupError, match="EMJAX_FDFD_SIZES"):
+        cli.case_options(b, {"EMJAX_FDFD_SIZES": "64;80"})
+
+
+def test_validate_passes_figures_to_cases_that_take_it(fake_validation, tmp_path, capsys):
+    got = []
+
+    def drawing(figures="default"):
+        got.append(figures)
+        return [dict(OK, case="draw")]
+
+    fake_validation.CASES["draw"] = drawing
+    assert cli.main(["validate", "draw", "--figures", str(tmp_path), "--json"]) == 0
+    assert got == [tmp_path]
+    assert json.loads(capsys.readouterr().out)[0]["case"] == "draw"

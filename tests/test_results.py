@@ -410,3 +410,47 @@ def test_imports_stay_light():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "[]", out.stdout
+
+
+# ------------------------------------------------------------ output hooks
+def test_output_hooks_write_what_applies(res: Results, tmp_path: Path):
+    """``write_outputs`` runs every registered hook: a PNG per monitor with a figure and
+    an XDMF file per grid monitor beside the results; no FDFD RCS and no MRI maps (the
+    metadata and monitors they need are absent); a hook registered by a user runs too."""
+    from emjax import outputs
+
+    seen = []
+
+    @outputs.register_output("test-hook", label="note")
+    def note(r: Results, directory: Path, stem: str) -> list[Path]:
+        seen.append(sorted(r.monitors))
+        path = directory / f"{stem}_note.txt"
+        path.write_text("ok")
+        return [path]
+
+    try:
+        written = outputs.write_outputs(res, figures=tmp_path / "fig", results_dir=tmp_path,
+                                        stem="r")
+    finally:
+        del outputs._HOOKS["test-hook"]
+    names = [(label, p.relative_to(tmp_path).as_posix()) for label, p in written]
+    assert names == [("figure", "fig/r_probe.png"), ("figure", "fig/r_snap.png"),
+                     ("figure", "fig/r_dft.png"), ("figure", "fig/r_energy.png"),
+                     ("note", "fig/r_note.txt"),
+                     ("ParaView", "r_snap.xdmf"), ("ParaView", "r_dft.xdmf")], names
+    assert seen == [sorted(res.monitors)]
+    for _, p in written:
+        assert p.stat().st_size > 0, p
+
+
+def test_fdfd_rcs_hook_reads_metadata(tmp_path: Path):
+    """The FDFD RCS figure comes from metadata alone (no solver import)."""
+    from emjax.plot import fdfd_rcs_figure
+
+    th = np.arange(0.0, 181.0, 10.0)
+    res = Results(scenario=None, monitors={}, metadata={
+        "rcs_theta_deg": th.tolist(), "rcs_E_dBsm": (-10 - th / 20).tolist(),
+        "rcs_H_dBsm": (-12 - th / 30).tolist()})
+    (path,) = fdfd_rcs_figure(res, tmp_path, "s")
+    assert path == tmp_path / "s_rcs.png" and path.read_bytes()[:4] == b"\x89PNG"
+    assert fdfd_rcs_figure(Results(scenario=None, monitors={}), tmp_path, "t") == []

@@ -224,7 +224,8 @@ def test_coil_maps_conserve_power(tmp_path):
     are written."""
     import h5py
 
-    from emjax.scenarios.mri import mri_coil, write_coil_outputs
+    from emjax.scenarios.mri import mri_coil
+    from emjax.scenarios.mri_maps import write_coil_outputs
 
     sim = mri_coil(shape=(52, 55, 54), spacing=24e-3, periods=10)
     res = sim.run(progress=False)

@@ -11,8 +11,12 @@ one paragraph on stderr without a traceback.
 
 With ``--json``, ``validate`` and ``bench`` print exactly one JSON document on
 stdout, a list of records (``{"case", "metric", "value", "limit", "unit", "pass"}``
-and ``{"case", "size", "metric", "value", "unit", "device"}``); anything the cases
-print goes to stderr.
+and ``{"case", "size", "metric", "value", "unit", "device"}``, :mod:`emjax.records`);
+anything the cases print goes to stderr. The environment variables that set case
+parameters are read here only (:func:`case_options`).
+
+``emjax run`` writes the figures and other files of a run through the output hooks of
+:mod:`emjax.outputs`; it knows no scenario or solver by name.
 """
 
 from __future__ import annotations
@@ -22,10 +26,12 @@ import contextlib
 import importlib
 import json
 import math
+import os
 import platform
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from pydantic import ValidationError
@@ -54,7 +60,7 @@ def error_message(err: BaseException) -> str:
     return " ".join(text.split())
 
 
-def resolve_scenario(spec: str | None):
+def resolve_scenario(spec: str | None) -> tuple[Any, str]:
     """A scenario and its name from a file path or a built-in name (default if None).
 
     A spec that names an existing file, or ends in ``.toml``/``.json``, is a file; the
@@ -81,7 +87,7 @@ def resolve_scenario(spec: str | None):
     return load_builtin(spec), spec
 
 
-def with_steps(sim, steps: int):
+def with_steps(sim: Any, steps: int) -> Any:
     """A re-validated copy of ``sim`` that runs exactly ``steps`` time steps."""
     if "steps" not in type(sim).model_fields:
         raise SetupError(f"--steps: a {sim.type} scenario has no time steps; leave it out")
@@ -101,7 +107,7 @@ def _positive_int(text: str) -> int:
 
 def _jsonable(obj: Any) -> Any:
     """Plain JSON values: NumPy scalars and arrays unwrapped, non-finite floats -> null."""
-    if isinstance(obj, dict):
+    if isinstance(obj, Mapping):  # a dict or an emjax.records record
         return {str(k): _jsonable(v) for k, v in obj.items()}
     if isinstance(obj, list | tuple):
         return [_jsonable(v) for v in obj]
@@ -136,7 +142,8 @@ def _row(cells: Sequence[str], widths: Sequence[int]) -> str:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    """Run a scenario, save its results and figures."""
+    """Run a scenario, save its results, then the files of every output hook that
+    applies to them (:func:`emjax.outputs.write_outputs`)."""
     if args.resume:
         from .driver.checkpoint import scenario_json
         from .model import load_scenario
@@ -189,14 +196,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 0
     res.save(output)
     print(f"results: {output}")
-    for path in write_figures(sim, res, figures, stem=output.stem):
-        print(f"figure:  {path}")
-    from .io.xdmf import write_xdmf
+    from .outputs import write_outputs
 
-    for m in getattr(sim, "monitors", ()):
-        if m.type in ("FieldSnapshot", "DFTMonitor"):
-            path = write_xdmf(res[m.name], output.parent / f"{output.stem}_{m.name}.xdmf")
-            print(f"ParaView: {path}")
+    for label, path in write_outputs(res, figures=figures, results_dir=output.parent,
+                                     stem=output.stem):
+        print(f"{label + ':':<8} {path}")
     meta = getattr(res, "metadata", {}) or {}
     if meta.get("wall_time_s") is not None:
         print(f"wall time: {meta['wall_time_s']:.2f} s"
@@ -208,49 +212,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def write_figures(sim, res, directory: Path, *, stem: str) -> list[Path]:
-    """One PNG per monitor, ``<directory>/<stem>_<monitor>.png``; returns the paths."""
-    try:
-        from . import plot
-    except ModuleNotFoundError as e:
-        if e.name != f"{__package__}.plot":
-            raise
-        print("figures skipped: emjax.plot is not available in this installation",
-              file=sys.stderr)
-        return []
-    directory.mkdir(parents=True, exist_ok=True)
-    paths = []
-    plane_wave = any(getattr(s, "type", "") == "PlaneWave" for s in getattr(sim, "sources", ()))
-    for name, md in res.monitors.items():
-        path = directory / f"{stem}_{name}.png"
-        if md.kind == "Probe":
-            plot.plot_probe(md, next(iter(md.data)), path=path)
-        elif md.kind in ("FieldSnapshot", "DFTMonitor") and _on_grid(md):
-            plot.plot_slice(md, next(iter(md.data)), path=path)
-        elif md.kind == "EnergyMonitor":
-            plot.plot_energy(md, path=path)
-        elif md.kind == "NearToFar" and plane_wave:  # RCS needs the incident spectrum
-            plot.plot_rcs(md, path=path)
-        else:
-            continue
-        paths.append(path)
-    if getattr(sim, "name", "") == "mri-coil" and "head" in res and "ports" in res:
-        # B1+ and SAR per watt accepted: PNG slices and an HDF5 file
-        from .scenarios.mri import write_coil_outputs
-
-        paths += write_coil_outputs(res, sim, directory, stem=stem)
-    if "rcs_theta_deg" in res.metadata:  # FDFD scattering: E- and H-plane RCS
-        from .fdfd.solver import plot_rcs
-
-        paths.append(plot_rcs(res, directory / f"{stem}_rcs.png"))
-    return paths
-
-
-def _on_grid(md) -> bool:
-    """Grid monitors carry per-component axes (x_Ez, ...); mesh snapshots carry nodes."""
-    return any(k.startswith("x_") for k in md.coords)
-
-
 # --------------------------------------------------------- validate, bench
 
 _VALIDATE_COLUMNS = ("case", "metric", "value", "limit", "unit", "result")
@@ -259,7 +220,7 @@ _BENCH_COLUMNS = ("case", "size", "metric", "value", "unit", "device")
 _BENCH_WIDTHS = (22, 14, 24, 11, 10, 10)
 
 
-def _case_module(module: str):
+def _case_module(module: str) -> ModuleType:
     """Import ``emjax.validation`` or ``emjax.bench``; SetupError if it is absent."""
     try:
         return importlib.import_module(module)
@@ -278,44 +239,65 @@ def _select(cases: dict, name: str, what: str) -> list[str]:
     return [name]
 
 
-def _caller(mod) -> Callable[[str], list[dict]]:
-    """The module's ``run_case(name)`` if it has one, else ``CASES[name]()``."""
+def case_options(args: argparse.Namespace, env: Mapping[str, str]) -> dict[str, Any]:
+    """Options ``validate`` and ``bench`` pass to the cases that take them (see
+    :func:`emjax.records.call_case`); a case's own default stands for any left out.
+
+    ``figures``: ``--figures DIR``, else ``$EMJAX_FIGURES`` (else, for ``bench``,
+    ``$EMJAX_BENCH_OUT``). ``bench`` also reads ``$EMJAX_FDFD_SIZES`` (``64,80,96``:
+    ``fdfd_sizes``) and ``$EMJAX_FDFD_CANDIDATES`` (``0``: ``fdfd_candidates=False``).
+    These are the only places the environment sets a case's parameters.
+    """
+    bench = args.command == "bench"
+    opts: dict[str, Any] = {}
+    figures = args.figures or env.get("EMJAX_FIGURES") or (
+        env.get("EMJAX_BENCH_OUT") if bench else None)
+    if figures:
+        opts["figures"] = Path(figures)
+    if bench and env.get("EMJAX_FDFD_SIZES"):
+        try:
+            opts["fdfd_sizes"] = tuple(int(v) for v in env["EMJAX_FDFD_SIZES"].split(","))
+        except ValueError:
+            raise SetupError(f"EMJAX_FDFD_SIZES='{env['EMJAX_FDFD_SIZES']}' must be cells "
+                             "per side separated by commas, e.g. 64,80,96") from None
+    if bench and "EMJAX_FDFD_CANDIDATES" in env:
+        opts["fdfd_candidates"] = env["EMJAX_FDFD_CANDIDATES"] != "0"
+    return opts
+
+
+def _run_cases(args: argparse.Namespace, mod: ModuleType, names: list[str],
+               failure: Callable[..., Any], on_records: Callable[[list], None]) -> list:
+    """Run each case with :func:`case_options`; an EmjaxError becomes a ``failure``
+    record and the others go on. Records may be :mod:`emjax.records` types or dicts."""
+    from .records import call_case
+
+    opts = case_options(args, os.environ)
     run_case = getattr(mod, "run_case", None)
-    return run_case if run_case is not None else (lambda n: mod.CASES[n]())
-
-
-def _run_cases(
-    names: list[str], call: Callable[[str], list[dict]], error_record: Callable[[str, str], dict],
-    *, as_json: bool, on_records: Callable[[list[dict]], None],
-) -> list[dict]:
-    """Run each case; an EmjaxError becomes a failing record and the others go on."""
-    records: list[dict] = []
+    records: list = []
     # With --json, stdout carries the one document: anything the cases print goes to stderr.
-    quiet = contextlib.redirect_stdout(sys.stderr) if as_json else contextlib.nullcontext()
+    quiet = contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext()
     for n in names:
         with quiet:
             try:
-                recs = list(call(n))
+                recs = list(run_case(n, **opts) if run_case else call_case(mod.CASES[n], **opts))
             except EmjaxError as e:
                 msg = error_message(e)
                 print(f"{n}: {type(e).__name__}: {msg}", file=sys.stderr)
-                recs = [error_record(n, f"{type(e).__name__}: {msg}")]
+                recs = [failure(n, f"{type(e).__name__}: {msg}")]
         records.extend(recs)
-        if not as_json:
+        if not args.json:
             on_records(recs)
     return records
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
     """Run validation cases; exit 1 if any record fails."""
+    from .records import Check
+
     mod = _case_module("emjax.validation")
     names = _select(mod.CASES, args.name, "validation")
 
-    def error_record(n: str, msg: str) -> dict:
-        return {"case": n, "metric": "error", "value": None, "limit": None, "unit": "",
-                "pass": False, "error": msg}
-
-    def show(recs: list[dict]) -> None:
+    def show(recs: list) -> None:
         for r in recs:
             cells = [str(r.get("case", "")), str(r.get("metric", "")), _fmt(r.get("value")),
                      _fmt(r.get("limit")), str(r.get("unit") or ""),
@@ -324,8 +306,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     if not args.json:
         print(_row(_VALIDATE_COLUMNS, _VALIDATE_WIDTHS), flush=True)
-    records = _run_cases(names, _caller(mod), error_record, as_json=args.json,
-                         on_records=show)
+    records = _run_cases(args, mod, names, Check.failure, show)
     failed = [r for r in records if not r.get("pass")]
     if args.json:
         print(json.dumps(_jsonable(records), indent=2, allow_nan=False))
@@ -336,14 +317,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     """Run benchmark cases; exit 1 if a case raised an emjax error."""
+    from .records import Measurement
+
     mod = _case_module("emjax.bench")
     names = _select(mod.CASES, args.name, "benchmark")
 
-    def error_record(n: str, msg: str) -> dict:
-        return {"case": n, "size": None, "metric": "error", "value": None, "unit": "",
-                "device": None, "error": msg}
-
-    def show(recs: list[dict]) -> None:
+    def show(recs: list) -> None:
         for r in recs:
             cells = [str(r.get("case", "")), _fmt(r.get("size")), str(r.get("metric", "")),
                      _fmt(r.get("value")), str(r.get("unit") or ""), _fmt(r.get("device"))]
@@ -351,8 +330,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     if not args.json:
         print(_row(_BENCH_COLUMNS, _BENCH_WIDTHS), flush=True)
-    records = _run_cases(names, _caller(mod), error_record, as_json=args.json,
-                         on_records=show)
+    records = _run_cases(args, mod, names, Measurement.failure, show)
     if args.json:
         print(json.dumps(_jsonable(records), indent=2, allow_nan=False))
     return 1 if any("error" in r for r in records) else 0
@@ -469,11 +447,16 @@ def build_parser() -> argparse.ArgumentParser:
     v = sub.add_parser("validate", help="run validation cases against references")
     v.add_argument("name", metavar="NAME|all")
     v.add_argument("--json", action="store_true", help="one JSON list of records on stdout")
+    v.add_argument("--figures", metavar="DIR",
+                   help="folder of the figures cases draw (default $EMJAX_FIGURES, else out)")
     v.set_defaults(func=cmd_validate)
 
     b = sub.add_parser("bench", help="run benchmark cases")
     b.add_argument("name", metavar="NAME|all")
     b.add_argument("--json", action="store_true", help="one JSON list of records on stdout")
+    b.add_argument("--figures", metavar="DIR",
+                   help="folder of the figures cases draw (default $EMJAX_FIGURES, else "
+                        "$EMJAX_BENCH_OUT, else each case's own)")
     b.set_defaults(func=cmd_bench)
 
     i = sub.add_parser("info", help="versions, JAX backend and devices")

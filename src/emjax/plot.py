@@ -5,6 +5,10 @@ never through pyplot, so it works headless and leaves the user's backend and pyp
 figure list untouched; matplotlib loads on the first call, not at ``import emjax``.
 Each returns the Figure and, given ``path``, also saves it as PNG. In Jupyter, show one
 with ``display(fig)``.
+
+Two output hooks (:mod:`emjax.outputs`) draw what ``emjax run`` writes:
+:func:`monitor_figures` (one PNG per monitor) and :func:`fdfd_rcs_figure` (the RCS of an
+FDFD scattering run).
 """
 
 from __future__ import annotations
@@ -14,7 +18,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .results import MonitorData
+from .outputs import on_grid, register_output
+from .results import MonitorData, Results
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -222,6 +227,80 @@ def plot_magnitude(
     return _finish(fig, path)
 
 
+def plot_fdfd_rcs(res: Results, path: str | Path | None = None, *,
+                  mie: tuple[float, float] | None = None) -> Figure:
+    """E- and H-plane bistatic RCS (dBsm) of an FDFD run against the angle from the
+    forward direction, from ``res.metadata`` (``rcs_theta_deg``, ``rcs_E_dBsm``,
+    ``rcs_H_dBsm``).
+
+    ``mie``: optional (radius m, eps_r) of a sphere, drawn as the Mie reference.
+    """
+    m = res.metadata
+    th = np.asarray(m["rcs_theta_deg"])
+    fig = _figure((6.5, 4.5))
+    ax = fig.subplots()
+    for p, style in (("E", "-"), ("H", "--")):
+        ax.plot(th, m[f"rcs_{p}_dBsm"], style, label=f"FDFD {p}-plane")
+    if mie is not None:
+        from .analysis.mie import mie_rcs_db
+
+        f = res.scenario.frequency
+        for p, style in (("E", "k:"), ("H", "k-.")):
+            ax.plot(th, mie_rcs_db(mie[0], mie[1], f, np.radians(th), p), style, lw=1,
+                    label=f"Mie {p}-plane")
+    ax.set_xlabel("angle from forward direction (deg)")
+    ax.set_ylabel("bistatic RCS (dBsm)")
+    ax.set_xlim(0, 180)
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    return _finish(fig, path)
+
+
+def save_fdfd_rcs(res: Results, path: str | Path, *,
+                  mie: tuple[float, float] | None = None) -> Path:
+    """:func:`plot_fdfd_rcs` saved as PNG at ``path`` (folders made); returns the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    plot_fdfd_rcs(res, path, mie=mie)
+    return path
+
+
+# --------------------------------------------------------------- hooks
+@register_output("monitor-figures")
+def monitor_figures(res: Results, directory: Path, stem: str) -> list[Path]:
+    """One PNG per monitor that has a figure, ``<directory>/<stem>_<monitor>.png``: probe
+    traces and spectra, slices of grid snapshots (that took a frame) and DFTs, energy,
+    and the RCS of a NearToFar monitor that carries an incident spectrum (a plane-wave
+    run)."""
+    paths = []
+    for name, md in res.monitors.items():
+        path = Path(directory) / f"{stem}_{name}.png"
+        if md.kind == "Probe":
+            plot_probe(md, next(iter(md.data)), path=path)
+        elif md.kind in ("FieldSnapshot", "DFTMonitor") and on_grid(md):
+            first = next(iter(md.data))
+            if md.array(first).shape[0] == 0:  # a run too short for its first snapshot
+                continue
+            plot_slice(md, first, path=path)
+        elif md.kind == "EnergyMonitor":
+            plot_energy(md, path=path)
+        elif md.kind == "NearToFar" and "E_inc" in md.data:  # RCS needs the incident
+            plot_rcs(md, path=path)
+        else:
+            continue
+        paths.append(path)
+    return paths
+
+
+@register_output("fdfd-rcs")
+def fdfd_rcs_figure(res: Results, directory: Path, stem: str) -> list[Path]:
+    """``<stem>_rcs.png``, the E- and H-plane RCS, for a run whose metadata carry them
+    (an FDFD scattering run)."""
+    if "rcs_theta_deg" not in res.metadata:
+        return []
+    return [save_fdfd_rcs(res, Path(directory) / f"{stem}_rcs.png")]
+
+
 # ------------------------------------------------------------- helpers
 def _figure(size: tuple[float, float]) -> Figure:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -262,4 +341,5 @@ def _unit(component: str) -> str:
     return {"E": "V/m", "H": "A/m"}.get(component[:1], "")
 
 
-__all__ = ["plot_energy", "plot_magnitude", "plot_probe", "plot_rcs", "plot_slice"]
+__all__ = ["fdfd_rcs_figure", "monitor_figures", "plot_energy", "plot_fdfd_rcs",
+           "plot_magnitude", "plot_probe", "plot_rcs", "plot_slice", "save_fdfd_rcs"]

@@ -1,4 +1,5 @@
-"""What every benchmark shares: the device's name, its copy bandwidth, CPU or GPU."""
+"""What every benchmark shares: the device's copy bandwidth and chunk timing; the device's
+name and whether it is a GPU come from :mod:`emjax.records` (re-exported here)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-
-def device_name() -> str:
-    """``platform:kind`` of JAX's first device, as the records carry it."""
-    d = jax.devices()[0]
-    return f"{d.platform}:{getattr(d, 'device_kind', '')}"
+from ..records import device_name, on_gpu
 
 
 def copy_bandwidth(nbytes: int = 2 << 30, repeats: int = 5, loop: int = 20) -> float:
@@ -42,11 +39,6 @@ def copy_bandwidth(nbytes: int = 2 << 30, repeats: int = 5, loop: int = 20) -> f
     return 2 * n * 4 * loop / statistics.median(times)
 
 
-def on_gpu() -> bool:
-    """True when JAX's default backend is an accelerator (sizes are cut on the CPU)."""
-    return jax.default_backend() not in ("cpu",)
-
-
 def time_chunks(solver, steps: int, repeats: int = 3) -> tuple[float, float, object]:
     """(median seconds per step, seconds of the first chunk (compilation), final state)
     of a time-domain solver's jitted chunk of ``steps``; raises FloatingPointError if
@@ -65,3 +57,6 @@ def time_chunks(solver, steps: int, repeats: int = 3) -> tuple[float, float, obj
     if not bool(ok):
         raise FloatingPointError(f"{solver.sim.name}: fields not finite during the benchmark")
     return statistics.median(times) / steps, compile_s, state
+
+
+__all__ = ["copy_bandwidth", "device_name", "on_gpu", "time_chunks"]

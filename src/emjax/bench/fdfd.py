@@ -1,42 +1,42 @@
 """FDFD benchmarks (seed 000): Krylov solve time, iterations and coefficient memory.
 
-- ``seed000-sphere``: the seed's dielectric sphere at 64^3, 80^3, 96^3 on a GPU (64^3
-  on the CPU; ``EMJAX_FDFD_SIZES=64,80,96`` overrides). At every size, beside the seed's
-  Table 1 (Xeon E5405 CPU 337 / 851 / 1901 s; Tesla C1060 CAS 22 / 49 / 115 s, CIS
-  21 / 42 / 99 s), CAS ("arrays") and CIS ("indices") storage, COCG on the symmetrized
-  system in complex128 to relative residuals 1e-6 and 1e-3: solve time (compile
-  excluded: the jitted loop is compiled once per candidate and reused for both
+- ``seed000-sphere``: the seed's dielectric sphere at 64^3, 80^3, 96^3 on a GPU (64^3 on
+  the CPU; ``fdfd_sizes``, from ``EMJAX_FDFD_SIZES=64,80,96``, overrides). At every
+  size, beside the seed's Table 1 (Xeon E5405 CPU 337 / 851 / 1901 s; Tesla C1060 CAS 22
+  / 49 / 115 s, CIS 21 / 42 / 99 s), CAS ("arrays") and CIS ("indices") storage, COCG on
+  the symmetrized system in complex128 to relative residuals 1e-6 and 1e-3: solve time
+  (compile excluded: the jitted loop is compiled once per candidate and reused for both
   tolerances), iterations, ms per iteration, coefficient memory; and the default solver
   (``default_separable_fastdiag_c128``: separable storage, one-stencil product, COCG
-  preconditioned by the empty box's exact inverse). At the largest size
-  (40^3 on the CPU, to exercise the code) every candidate: storage (arrays, indices,
-  separable, separable with the one-stencil product) x method (cocg, cocg_sr) in
-  complex128; on the one-stencil product also the reduced precisions ("mixed":
-  complex64 coefficients, search direction and product with complex128 x, r and
-  reductions; complex64 vectors with complex128 reductions; both capped at 4,000
-  iterations, as both diverged on the CPU at 40^3 and 64^3), BiCGSTAB on the seed and
-  symmetrized systems, Jacobi scaling and complex64-inner iterative refinement.
-  ``EMJAX_FDFD_CANDIDATES=0`` leaves the candidates out. Each candidate's records
+  preconditioned by the empty box's exact inverse). At the largest size (40^3 on the
+  CPU, to exercise the code) every candidate: storage (arrays, indices, separable,
+  separable with the one-stencil product) x method (cocg, cocg_sr) in complex128; on the
+  one-stencil product also the reduced precisions ("mixed": complex64 coefficients,
+  search direction and product with complex128 x, r and reductions; complex64 vectors
+  with complex128 reductions; both capped at 4,000 iterations, as both diverged on the
+  CPU at 40^3 and 64^3), BiCGSTAB on the seed and symmetrized systems, Jacobi scaling
+  and complex64-inner iterative refinement. ``fdfd_candidates=False``
+  (``EMJAX_FDFD_CANDIDATES=0``) leaves the candidates out. Each candidate's records
   carry ``<tag>_floor_MB_per_iter``, the memory-traffic floor of one iteration (see
   :func:`bytes_per_iteration`), ``<tag>_floor_ms_per_iter`` at the measured copy
   bandwidth, ``<tag>_x_floor`` (measured ms per iteration over the floor),
   ``<tag>_xla_MB_per_iter`` (XLA's cost model of the compiled loop body: how well the
   iteration fused) and ``<tag>_true_residual`` (the complex128 residual of the returned
-  x; reduced precisions report their recursive residual in ``_converged``). Measured
-  on the CPU (40^3): Jacobi scaling needs 3.3 times the COCG iterations, BiCGSTAB 3.3
-  (symmetrized) and 6.4 (seed system) times its products. The targets on an H100 at
-  96^3 are 1e-6 in 0.6 s and 1e-3 in 0.3 s.
+  x; reduced precisions report their recursive residual in ``_converged``). Measured on
+  the CPU (40^3): Jacobi scaling needs 3.3 times the COCG iterations, BiCGSTAB 3.3
+  (symmetrized) and 6.4 (seed system) times its products. The targets on an H100 at 96^3
+  are 1e-6 in 0.6 s and 1e-3 in 0.3 s.
 - ``seed000-head``: the synthetic head at 900 MHz (160 x 160 x 93; on the CPU the same
   head on cells twice as large, 80 x 80 x 47), COCG to 1e-6 with CIS, separable and
   one-stencil separable storage, and the latter preconditioned by fastdiag: time,
   iterations, memory, beside the seed's Table 2
   (4.6 min with CIS on the C1060); writes ``seed000-head-Ez.png`` (|Ez scattered| on
-  the central xy plane) in ``EMJAX_FIGURES`` (else ``EMJAX_BENCH_OUT``, else ``out/``).
+  the central xy plane) in the folder ``figures`` (``emjax bench --figures DIR``,
+  default ``out/``).
 """
 
 from __future__ import annotations
 
-import os
 import time
 import warnings
 from pathlib import Path
@@ -47,8 +47,9 @@ import numpy as np
 
 from ..fdfd import krylov, operator, precond
 from ..fdfd import solver as fsolver
-from ..validation.fdfd import sphere_scenario
-from .common import copy_bandwidth, device_name, on_gpu
+from ..records import Measurement
+from ..scenarios.sphere import sphere_scenario
+from .common import copy_bandwidth, on_gpu
 
 SEED_TABLE1 = {64: (337, 22, 21), 80: (851, 49, 42), 96: (1901, 115, 99)}
 SEED_HEAD_MIN = 4.6
@@ -62,10 +63,8 @@ SEED_HEAD_MIN = 4.6
 _PASSES = {"cocg": 10, "cocg_sr": 10, "bicgstab": 17}
 _PRODUCTS = {"cocg": 1, "cocg_sr": 1, "bicgstab": 2}
 
-
-def _rec(case, size, metric, value, unit):
-    return {"case": case, "size": size, "metric": metric, "value": float(value), "unit": unit,
-            "device": device_name()}
+_rec = Measurement
+"""The rows below: ``_rec(case, size, metric, value, unit)`` on the current device."""
 
 
 def bytes_per_iteration(cells: int, method: str, storage: str, precision: str,
@@ -144,16 +143,14 @@ def _quiet(fn, *a, **k):
         return fn(*a, **k)
 
 
-def _sizes() -> tuple[int, ...]:
-    env = os.environ.get("EMJAX_FDFD_SIZES")
-    if env:
-        return tuple(int(v) for v in env.split(","))
-    return (64, 80, 96) if on_gpu() else (64,)
-
-
-def seed000_sphere(sizes=None, candidates: bool = True) -> list[dict]:
+def seed000_sphere(fdfd_sizes: tuple[int, ...] | None = None,
+                   fdfd_candidates: bool = True) -> list[Measurement]:
+    """See the module docstring. ``fdfd_sizes``: cells per side of the Table 1 runs
+    (default 64, 80, 96 on a GPU, 64 on the CPU); ``fdfd_candidates=False`` leaves the
+    candidates out. The command line sets both from ``EMJAX_FDFD_SIZES`` and
+    ``EMJAX_FDFD_CANDIDATES``."""
     case = "seed000-sphere"
-    sizes = sizes or _sizes()
+    sizes = fdfd_sizes or ((64, 80, 96) if on_gpu() else (64,))
     bw = copy_bandwidth(nbytes=(2 << 30) if on_gpu() else (256 << 20))
     out = [_rec(case, "-", "copy_bandwidth", bw / 1e9, "GB/s")]
     for n in sizes:
@@ -178,15 +175,15 @@ def seed000_sphere(sizes=None, candidates: bool = True) -> list[dict]:
         out += _candidate(case, sz, sim, bw, "default_separable_fastdiag_c128", prep,
                           "separable_stencil", "cocg", "complex128")
         del prep
-    if candidates and os.environ.get("EMJAX_FDFD_CANDIDATES", "1") != "0":
-        n = sizes[-1] if on_gpu() or os.environ.get("EMJAX_FDFD_SIZES") else 40
+    if fdfd_candidates:
+        n = sizes[-1] if on_gpu() or fdfd_sizes else 40
         out += _candidates(case, n, bw)
     return out
 
 
 def _candidate(case, sz, sim, bw, tag, prep, storage, method, precision, *, hi=None,
                reduce_dtype=None, dir_dtype=None, ops=None, tols=(1e-6, 1e-3),
-               max_iter=20000) -> list[dict]:
+               max_iter=20000) -> list[Measurement]:
     """Records of one candidate: per tolerance time, iterations, ms/iteration, converged,
     true residual; once: floor, XLA bytes, compile time."""
     cells = int(np.prod(sim.domain.cells))
@@ -219,7 +216,7 @@ def _candidate(case, sz, sim, bw, tag, prep, storage, method, precision, *, hi=N
     return out
 
 
-def _candidates(case, n, bw) -> list[dict]:
+def _candidates(case, n, bw) -> list[Measurement]:
     """Every storage x method x precision candidate at n^3 (see the module docstring)."""
     sz = f"{n}^3"
     sim = sphere_scenario(0.32 / n, preconditioner="none")
@@ -276,8 +273,9 @@ def _candidates(case, n, bw) -> list[dict]:
     return out
 
 
-def seed000_head(sim=None) -> list[dict]:
-    """See the module docstring; ``sim`` replaces the built-in head (for smoke tests)."""
+def seed000_head(sim=None, figures: str | Path = "out") -> list[Measurement]:
+    """See the module docstring; ``sim`` replaces the built-in head (for smoke tests);
+    the figure goes into the folder ``figures``."""
     from ..scenarios import load_builtin
 
     case = "seed000-head"
@@ -310,8 +308,7 @@ def seed000_head(sim=None) -> list[dict]:
     # the symmetrized unknown y = sqrt(s_x s_y s_z) E: back to E for the figure
     kops = fsolver._kernel_ops(prep.ops)
     e = x / operator._sep_factors(kops, x.shape[1:])[1]
-    out_dir = os.environ.get("EMJAX_FIGURES") or os.environ.get("EMJAX_BENCH_OUT", "out")
-    path = Path(out_dir) / "seed000-head-Ez.png"
+    path = Path(figures) / "seed000-head-Ez.png"
     plot_ez(prep, np.asarray(e), path)
     out.append(_rec(case, sz, f"figure {path}", 1, ""))
     return out

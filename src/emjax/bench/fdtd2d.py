@@ -31,7 +31,8 @@ from collections.abc import Callable
 
 from ..model import CPML, PEC, GaussianPulse
 from ..model.scenario2d import FDTD2D, Domain2D, LineSource, SplitPML
-from .common import copy_bandwidth, device_name, on_gpu, time_chunks
+from ..records import Measurement
+from .common import copy_bandwidth, on_gpu, time_chunks
 
 SEED002_MS = {512: (4.2, 9.8), 1024: (20.9, 14.5), 2048: (82.8, 57.4)}
 """Seed 002's kernel times in ms per step: size -> (naive, shared-memory tiled)."""
@@ -67,19 +68,16 @@ def time_2d(sim: FDTD2D, steps: int, repeats: int = 3) -> dict:
 
 
 def seed002_tmz(sizes=None, steps: int | None = None,
-                boundaries=("split", "cpml", "pec", "pec-one-pass")) -> list[dict]:
+                boundaries=("split", "cpml", "pec", "pec-one-pass")) -> list[Measurement]:
     """Seed 002's table: ms per full TMz step against grid size, with Gcells/s and the
     fraction of copy bandwidth; the seed's naive and tiled times where it has them."""
     gpu = on_gpu()
     sizes = sizes or ((512, 1024, 2048, 8192, 16384) if gpu else (256, 512))
-    dev = device_name()
     bw = copy_bandwidth(nbytes=(2 << 30) if gpu else (256 << 20))
-    recs = [{"case": "seed002-tmz", "size": 0, "metric": "copy bandwidth", "value": bw / 1e9,
-             "unit": "GB/s", "device": dev}]
+    recs = [Measurement("seed002-tmz", 0, "copy bandwidth", bw / 1e9, "GB/s")]
 
-    def rec(n, metric, value, unit, device=dev):
-        recs.append({"case": "seed002-tmz", "size": n, "metric": metric, "value": float(value),
-                     "unit": unit, "device": device})
+    def rec(n: int, metric: str, value: float, unit: str, device: str | None = None) -> None:
+        recs.append(Measurement("seed002-tmz", n, metric, value, unit, device))
 
     for n in sizes:
         if n in SEED002_MS:
@@ -97,6 +95,6 @@ def seed002_tmz(sizes=None, steps: int | None = None,
     return recs
 
 
-CASES: dict[str, Callable[[], list[dict]]] = {
+CASES: dict[str, Callable[..., list[Measurement]]] = {
     "seed002-tmz": seed002_tmz,
 }

@@ -34,7 +34,8 @@ from ..model import (
     Sphere,
     Structure,
 )
-from .common import copy_bandwidth, device_name, on_gpu, time_chunks
+from ..records import Measurement
+from .common import copy_bandwidth, on_gpu, time_chunks
 
 
 def cube_scenario(n: int, *, thickness: int = 10, strategy: str = "combined",
@@ -75,15 +76,14 @@ def time_scenario(sim: FDTD3D, steps: int, repeats: int = 3) -> dict:
 
 
 def seed001_cube(sizes=None, steps: int = 100,
-                 strategies=("combined", "per_face")) -> list[dict]:
+                 strategies=("combined", "per_face")) -> list[Measurement]:
     """Seed 001 Figure 7: speed against cube size with a 10-cell CPML, both strategies.
 
     Default sizes: 64^3 to 512^3 on a GPU, 32^3 to 64^3 on a CPU."""
     sizes = sizes or ((64, 128, 256, 384, 512) if on_gpu() else (32, 48, 64))
     steps = steps if on_gpu() else 20
-    dev, bw = device_name(), copy_bandwidth(nbytes=(2 << 30) if on_gpu() else (256 << 20))
-    recs = [{"case": "seed001-cube", "size": 0, "metric": "copy bandwidth",
-             "value": bw / 1e9, "unit": "GB/s", "device": dev}]
+    bw = copy_bandwidth(nbytes=(2 << 30) if on_gpu() else (256 << 20))
+    recs = [Measurement("seed001-cube", 0, "copy bandwidth", bw / 1e9, "GB/s")]
     for n in sizes:
         for strategy in strategies:
             r = time_scenario(cube_scenario(n, strategy=strategy, steps=steps), steps)
@@ -96,17 +96,16 @@ def seed001_cube(sizes=None, steps: int = 100,
                  all_cells * r["bytes_per_cell"] / bw, ""),
                 (f"{strategy}: compile", r["compile_s"], "s"),
             ):
-                recs.append({"case": "seed001-cube", "size": n, "metric": metric,
-                             "value": float(value), "unit": unit, "device": dev})
+                recs.append(Measurement("seed001-cube", n, metric, value, unit))
     return recs
 
 
-def roofline(n: int | None = None, steps: int = 100) -> list[dict]:
+def roofline(n: int | None = None, steps: int = 100) -> list[Measurement]:
     """Bare step (PEC walls, no monitors) and CIS against CAS with a dielectric sphere,
     at 512^3 on a GPU (64^3 on a CPU)."""
     n = n or (512 if on_gpu() else 64)
     steps = steps if on_gpu() else 20
-    dev, bw = device_name(), copy_bandwidth(nbytes=(2 << 30) if on_gpu() else (256 << 20))
+    bw = copy_bandwidth(nbytes=(2 << 30) if on_gpu() else (256 << 20))
     recs = []
     variants = {
         "bare (PEC, no monitors)": cube_scenario(n, thickness=0, monitors=False, steps=steps),
@@ -118,17 +117,16 @@ def roofline(n: int | None = None, steps: int = 100) -> list[dict]:
         r = time_scenario(sim, steps)
         cps = n**3 / r["s_per_step"]
         recs += [
-            {"case": "roofline", "size": n, "metric": f"{name}: all cells",
-             "value": cps / 1e6, "unit": "Mcells/s", "device": dev},
-            {"case": "roofline", "size": n, "metric": f"{name}: bytes per cell per step",
-             "value": float(r["bytes_per_cell"]), "unit": "B", "device": dev},
-            {"case": "roofline", "size": n, "metric": f"{name}: fraction of copy bandwidth",
-             "value": cps * r["bytes_per_cell"] / bw, "unit": "", "device": dev},
+            Measurement("roofline", n, f"{name}: all cells", cps / 1e6, "Mcells/s"),
+            Measurement("roofline", n, f"{name}: bytes per cell per step",
+                        r["bytes_per_cell"], "B"),
+            Measurement("roofline", n, f"{name}: fraction of copy bandwidth",
+                        cps * r["bytes_per_cell"] / bw, ""),
         ]
     return recs
 
 
-def cpu_gpu_agreement(n: int = 48, steps: int = 500) -> list[dict]:
+def cpu_gpu_agreement(n: int = 48, steps: int = 500) -> list[Measurement]:
     """Relative L2 difference of all fields after ``steps`` between this device and the
     CPU (float32, CPML, a dielectric sphere)."""
     from ..fdtd.solver import FDTDSolver
@@ -143,8 +141,7 @@ def cpu_gpu_agreement(n: int = 48, steps: int = 500) -> list[dict]:
                                            for F in (*state["E"], *state["H"])])
     a, b = out["cpu"], out[jax.default_backend()]
     rel = float(np.linalg.norm(a - b) / np.linalg.norm(a))
-    return [{"case": "cpu-gpu", "size": n, "metric": f"relative L2 after {steps} steps",
-             "value": rel, "unit": "", "device": device_name()}]
+    return [Measurement("cpu-gpu", n, f"relative L2 after {steps} steps", rel, "")]
 
 
 SEED001_MRI_INTERIOR = (312, 328, 325)
@@ -189,8 +186,45 @@ def _sibling(solver, sim: FDTD3D, **layout):
     return other
 
 
+@dataclasses.dataclass
+class _PmlRun:
+    """What the parts of :func:`seed001_pml_thickness` share: its settings, its records
+    and the reference timings (Mur; the PEC-walled bare step) the later rows divide by."""
+
+    steps: int
+    repeats: int
+    bw: float
+    n_int: int
+    recs: list[Measurement]
+    mur_s: float | None = None
+    bare_s: float | None = None
+    bare_bytes: int | None = None
+    growth: dict[str, list[tuple[float, float]]] = dataclasses.field(default_factory=dict)
+
+    def rec(self, t: int, metric: str, value: float, unit: str) -> None:
+        self.recs.append(Measurement("seed001-pml-thickness", t, metric, value, unit))
+
+    def timed(self, solver) -> tuple[float, float]:
+        """(median s per step, compile s) of ``solver``'s chunk."""
+        s_step, compile_s, state = time_chunks(solver, self.steps, self.repeats)
+        del state
+        return s_step, compile_s
+
+    def speeds(self, t: int, label: str, n_tot: int, s_step: float, compile_s: float,
+               fraction: float | None = None) -> None:
+        """The rows every timed variant gets (``fraction``: of copy bandwidth)."""
+        self.rec(t, f"{label}: all cells", n_tot / s_step / 1e9, "Gcells/s")
+        self.rec(t, f"{label}: non-PML cells", self.n_int / s_step / 1e9, "Gcells/s")
+        self.rec(t, f"{label}: ms per step", s_step * 1e3, "ms")
+        if fraction is not None:
+            self.rec(t, f"{label}: fraction of copy bandwidth", fraction, "")
+        self.rec(t, f"{label}: vs seed's Mur", self.n_int / s_step / 1e6 / SEED001_MRI_MUR,
+                 "x")
+        self.rec(t, f"{label}: compile", compile_s, "s")
+
+
 def seed001_pml_thickness(thicknesses=None, steps: int | None = None,
-                          strategies=("combined", "per_face")) -> list[dict]:
+                          strategies=("combined", "per_face")) -> list[Measurement]:
     """Seed 001 Figure 9: ``mri-coil`` speed against CPML thickness on all six faces.
 
     As in the seed, the PML cells are added around a fixed interior (312 x 328 x 325
@@ -209,7 +243,6 @@ def seed001_pml_thickness(thicknesses=None, steps: int | None = None,
     timed twice: planes folded into the update and written in place
     (``update3d.MUR_FOLD``); the folded one is the reference.
     """
-    from ..fdtd import update3d
     from ..fdtd.setup import psi_bytes
     from ..fdtd.solver import FDTDSolver
     from ..model.boundaries import Mur
@@ -218,37 +251,19 @@ def seed001_pml_thickness(thicknesses=None, steps: int | None = None,
     gpu = on_gpu()
     interior, spacing = (SEED001_MRI_INTERIOR, 4e-3) if gpu else ((52, 55, 54), 24e-3)
     thicknesses = thicknesses or ((0, 5, 10, 15, 20) if gpu else (0, 5, 10))
-    steps = steps or (100 if gpu else 5)
-    repeats = 3 if gpu else 2
-    dev, bw = device_name(), copy_bandwidth(nbytes=(2 << 30) if gpu else (64 << 20))
+    bw = copy_bandwidth(nbytes=(2 << 30) if gpu else (64 << 20))
     n_int = math.prod(interior)
     case = "seed001-pml-thickness"
-    recs = [
-        {"case": case, "size": 0, "metric": "copy bandwidth", "value": bw / 1e9,
-         "unit": "GB/s", "device": dev},
-        {"case": case, "size": 0, "metric": "seed Figure 9 (Tesla C1060): Mur, non-PML",
-         "value": SEED001_MRI_MUR, "unit": "Mcells/s", "device": dev},
-        {"case": case, "size": 0, "metric": "non-PML cells", "value": float(n_int),
-         "unit": "cells", "device": dev},
+    run = _PmlRun(steps or (100 if gpu else 5), 3 if gpu else 2, bw, n_int, [
+        Measurement(case, 0, "copy bandwidth", bw / 1e9, "GB/s"),
+        Measurement(case, 0, "seed Figure 9 (Tesla C1060): Mur, non-PML", SEED001_MRI_MUR,
+                    "Mcells/s"),
+        Measurement(case, 0, "non-PML cells", n_int, "cells"),
     ] + [
-        {"case": case, "size": 0, "metric": f"{strategy}: traffic per slab cell (model)",
-         "value": float(psi_traffic_per_slab_cell(4, strategy)), "unit": "B",  # float32
-         "device": dev} for strategy in strategies
-    ]
-
-    def rec(t, metric, value, unit):
-        recs.append({"case": case, "size": t, "metric": metric, "value": float(value),
-                     "unit": unit, "device": dev})
-
-    def timed(solver):
-        from .common import time_chunks
-
-        s_step, compile_s, state = time_chunks(solver, steps, repeats)
-        del state
-        return s_step, compile_s
-
-    mur_s = bare_s = bare_bytes = None
-    growth: dict[str, list[tuple[float, float]]] = {}
+        Measurement(case, 0, f"{strategy}: traffic per slab cell (model)",
+                    psi_traffic_per_slab_cell(4, strategy), "B")  # float32
+        for strategy in strategies
+    ])
     for t in sorted(set(thicknesses)):
         tc = max(t, 1)
         base = mri_coil(shape=tuple(n + 2 * tc for n in interior), spacing=spacing, pml=tc,
@@ -256,77 +271,83 @@ def seed001_pml_thickness(thicknesses=None, steps: int | None = None,
         if t == 0:  # the same interior and contents, Mur on its faces
             base = _mri_variant(base, domain={"shape": interior, "spacing": spacing},
                                 boundary=Mur().model_dump())
-        first = FDTDSolver(base, chunk=steps)
+        first = FDTDSolver(base, chunk=run.steps)
         n_tot = first.setup.grid.num_cells
         b_cell = 72 + sum(a.dtype.itemsize for c in first.setup.coeffs.values()
                           for a in c.get("idx", ()))
-        psi = psi_bytes(first.setup)
-        item = np.dtype(base.dtype).itemsize
-        psi_cells = psi // (4 * item)
-        rec(t, "all cells", n_tot, "cells")
+        run.rec(t, "all cells", n_tot, "cells")
         if t == 0:
-            fold = update3d.MUR_FOLD
-            pec = _mri_variant(base, boundary=PEC().model_dump())
-            variants = (
-                (True, "Mur", _sibling(first, base)),
-                (False, "Mur, planes written in place", _sibling(first, base)),
-                (True, "PEC walls", _sibling(first, pec, mur=(), pec_low=(True,) * 3)),
-            )
-            try:
-                for how, label, solver in variants:
-                    update3d.MUR_FOLD = how  # read when the step is traced
-                    s_step, compile_s = timed(solver)
-                    rec(t, f"{label}: all cells", n_tot / s_step / 1e9, "Gcells/s")
-                    rec(t, f"{label}: non-PML cells", n_int / s_step / 1e9, "Gcells/s")
-                    rec(t, f"{label}: ms per step", s_step * 1e3, "ms")
-                    rec(t, f"{label}: fraction of copy bandwidth",
-                        n_tot / s_step * b_cell / bw, "")
-                    rec(t, f"{label}: vs seed's Mur", n_int / s_step / 1e6 / SEED001_MRI_MUR,
-                        "x")
-                    rec(t, f"{label}: compile", compile_s, "s")
-                    if label == "Mur":
-                        mur_s = s_step
-                    elif label == "PEC walls":
-                        bare_s, bare_bytes = s_step, n_tot * b_cell
-            finally:
-                update3d.MUR_FOLD = fold
-            rec(t, f"Mur: target ({SEED001_TARGET_FACTOR}x the seed's Mur)",
-                SEED001_TARGET_FACTOR * SEED001_MRI_MUR / 1e3, "Gcells/s")
-            continue
-        rec(t, "psi", psi / 2**20, "MiB")
-        for strategy in strategies:
-            sim = _mri_variant(base, cpml_strategy=strategy)
-            s_step, compile_s = timed(_sibling(first, sim, strategy=strategy))
-            rec(t, f"{strategy}: all cells", n_tot / s_step / 1e9, "Gcells/s")
-            rec(t, f"{strategy}: non-PML cells", n_int / s_step / 1e9, "Gcells/s")
-            rec(t, f"{strategy}: ms per step", s_step * 1e3, "ms")
-            rec(t, f"{strategy}: vs seed's Mur", n_int / s_step / 1e6 / SEED001_MRI_MUR, "x")
-            rec(t, f"{strategy}: compile", compile_s, "s")
-            if mur_s is not None:
-                rec(t, f"{strategy}: cost vs Mur, measured", s_step / mur_s, "x")
-            if bare_s is not None:
-                predicted = (n_tot * b_cell + psi_cells * psi_traffic_per_slab_cell(
-                    item, strategy)) / bare_bytes
-                measured = s_step / bare_s
-                rec(t, f"{strategy}: cost vs bare interior, slab-volume prediction",
-                    predicted, "x")
-                rec(t, f"{strategy}: cost vs bare interior, measured", measured, "x")
-                rec(t, f"{strategy}: measured against prediction",
-                    100 * (measured / predicted - 1), "%")
-                growth.setdefault(strategy, []).append((predicted, measured))
+            _pml_references(run, first, base, n_tot, b_cell)
+        else:
+            psi = psi_bytes(first.setup)
+            run.rec(t, "psi", psi / 2**20, "MiB")
+            _pml_strategies(run, t, first, base, strategies, n_tot, b_cell,
+                            psi // (4 * np.dtype(base.dtype).itemsize))
         del first
-    for strategy, pts in growth.items():
+    _pml_growth(run, max(thicknesses))
+    return run.recs
+
+
+def _pml_references(run: _PmlRun, first, base: FDTD3D, n_tot: int, b_cell: int) -> None:
+    """Thickness 0: Mur folded (the reference), Mur written in place, PEC walls (bare)."""
+    from ..fdtd import update3d
+
+    fold = update3d.MUR_FOLD
+    pec = _mri_variant(base, boundary=PEC().model_dump())
+    variants = (
+        (True, "Mur", _sibling(first, base)),
+        (False, "Mur, planes written in place", _sibling(first, base)),
+        (True, "PEC walls", _sibling(first, pec, mur=(), pec_low=(True,) * 3)),
+    )
+    try:
+        for how, label, solver in variants:
+            update3d.MUR_FOLD = how  # read when the step is traced
+            s_step, compile_s = run.timed(solver)
+            run.speeds(0, label, n_tot, s_step, compile_s, n_tot / s_step * b_cell / run.bw)
+            if label == "Mur":
+                run.mur_s = s_step
+            elif label == "PEC walls":
+                run.bare_s, run.bare_bytes = s_step, n_tot * b_cell
+    finally:
+        update3d.MUR_FOLD = fold
+    run.rec(0, f"Mur: target ({SEED001_TARGET_FACTOR}x the seed's Mur)",
+            SEED001_TARGET_FACTOR * SEED001_MRI_MUR / 1e3, "Gcells/s")
+
+
+def _pml_strategies(run: _PmlRun, t: int, first, base: FDTD3D, strategies, n_tot: int,
+                    b_cell: int, psi_cells: int) -> None:
+    """Thickness ``t`` > 0: each CPML strategy timed, against Mur and the bare step."""
+    item = np.dtype(base.dtype).itemsize
+    for strategy in strategies:
+        sim = _mri_variant(base, cpml_strategy=strategy)
+        s_step, compile_s = run.timed(_sibling(first, sim, strategy=strategy))
+        run.speeds(t, strategy, n_tot, s_step, compile_s)
+        if run.mur_s is not None:
+            run.rec(t, f"{strategy}: cost vs Mur, measured", s_step / run.mur_s, "x")
+        if run.bare_s is not None:
+            predicted = (n_tot * b_cell + psi_cells * psi_traffic_per_slab_cell(
+                item, strategy)) / run.bare_bytes
+            measured = s_step / run.bare_s
+            run.rec(t, f"{strategy}: cost vs bare interior, slab-volume prediction",
+                    predicted, "x")
+            run.rec(t, f"{strategy}: cost vs bare interior, measured", measured, "x")
+            run.rec(t, f"{strategy}: measured against prediction",
+                    100 * (measured / predicted - 1), "%")
+            run.growth.setdefault(strategy, []).append((predicted, measured))
+
+
+def _pml_growth(run: _PmlRun, t_max: int) -> None:
+    """What thickness adds, free of a strategy's fixed per-step cost (kernel launches):
+    the least-squares slope of measured against predicted cost over the thicknesses."""
+    for strategy, pts in run.growth.items():
         if len(pts) >= 2:
-            # what thickness adds, free of the strategy's fixed per-step cost (kernel
-            # launches): the least-squares slope of measured against predicted cost
             pred, meas = np.array(pts).T
             slope = np.polyfit(pred, meas, 1)[0]
-            rec(max(thicknesses), f"{strategy}: growth with thickness, measured against "
-                "prediction (fitted slope)", 100 * (slope - 1), "%")
-    return recs
+            run.rec(t_max, f"{strategy}: growth with thickness, measured against "
+                    "prediction (fitted slope)", 100 * (slope - 1), "%")
 
 
-CASES: dict[str, Callable[[], list[dict]]] = {
+CASES: dict[str, Callable[..., list[Measurement]]] = {
     "seed001-cube": seed001_cube,
     "seed001-pml-thickness": seed001_pml_thickness,
     "roofline": roofline,

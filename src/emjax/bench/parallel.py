@@ -32,7 +32,8 @@ import sys
 import jax
 import numpy as np
 
-from .common import device_name, on_gpu, time_chunks
+from ..records import Measurement
+from .common import on_gpu, time_chunks
 
 THICKNESS = 10
 HOST_BYTES_PER_CELL = 56
@@ -96,22 +97,19 @@ def largest_fitting(k: int, base: int) -> tuple[int, int, int]:
 
 
 def scale(n: int | None = None, steps: int | None = None, repeats: int = 3,
-          memory: bool = True) -> list[dict]:
+          memory: bool = True) -> list[Measurement]:
     """Strong and weak scaling, the largest run and the memory check (module docstring)."""
     n = n or (1024 if on_gpu() else 48)
     steps = steps or (50 if on_gpu() else 5)
-    dev = device_name()
     counts = _counts(jax.device_count())
-    recs: list[dict] = []
+    recs: list[Measurement] = []
 
-    def rec(size, metric, value, unit):
-        recs.append({"case": "scale", "size": list(size), "metric": metric,
-                     "value": float(value), "unit": unit, "device": dev})
+    def rec(size: tuple[int, ...], metric: str, value: float, unit: str) -> None:
+        recs.append(Measurement("scale", list(size), metric, value, unit))
 
     if memory:  # first, while this process holds little device memory (see memory_check)
         for kk in counts:
-            for row in memory_check((n, n, n), kk):
-                recs.append({**row, "device": dev})
+            recs += memory_check((n, n, n), kk)
     t1 = None
     for k in counts:  # strong scaling: one n^3 grid
         r = time_sharded((n, n, n), k, steps, repeats)
@@ -133,7 +131,7 @@ def scale(n: int | None = None, steps: int | None = None, repeats: int = 3,
     return recs
 
 
-def memory_check(shape, devices: int) -> list[dict]:
+def memory_check(shape, devices: int) -> list[Measurement]:
     """Per-device estimate against the measured peak, in a fresh process (its peak counter
     starts at zero). Measured: the largest ``peak_bytes_in_use`` over the devices, or,
     where devices report no memory statistics (CPU), the bytes of the placed arrays."""
@@ -147,19 +145,18 @@ def memory_check(shape, devices: int) -> list[dict]:
         capture_output=True, text=True, timeout=1800, env=env)
     if out.returncode != 0:  # reported as a record: the timings still run
         tail = out.stderr.strip().splitlines()[-1:] or ["?"]
-        return [{"case": "scale", "size": list(shape), "metric": f"memory {devices} dev: error",
-                 "value": None, "unit": "", "error": tail[0][-500:]}]
+        return [Measurement("scale", list(shape), f"memory {devices} dev: error", None, "",
+                            error=tail[0][-500:])]
     data = json.loads(out.stdout.strip().splitlines()[-1])
-    ratio = data["estimate"] / data["measured"]
+    size, head = list(shape), f"memory {devices} dev"
     return [
-        {"case": "scale", "size": list(shape), "metric": f"memory {devices} dev: estimate",
-         "value": data["estimate"] / 2**30, "unit": "GiB"},
-        {"case": "scale", "size": list(shape), "metric": f"memory {devices} dev: measured "
-         f"({data['how']})", "value": data["measured"] / 2**30, "unit": "GiB"},
-        {"case": "scale", "size": list(shape), "metric": f"memory {devices} dev: "
-         "estimate/measured", "value": ratio, "unit": ""},
-        {"case": "scale", "size": list(shape), "metric": f"memory {devices} dev: "
-         "estimate/XLA plan", "value": data["estimate"] / data["xla"], "unit": ""},
+        Measurement("scale", size, f"{head}: estimate", data["estimate"] / 2**30, "GiB"),
+        Measurement("scale", size, f"{head}: measured ({data['how']})",
+                    data["measured"] / 2**30, "GiB"),
+        Measurement("scale", size, f"{head}: estimate/measured",
+                    data["estimate"] / data["measured"], ""),
+        Measurement("scale", size, f"{head}: estimate/XLA plan",
+                    data["estimate"] / data["xla"], ""),
     ]
 
 

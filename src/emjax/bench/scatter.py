@@ -12,21 +12,22 @@ Records ``{"case", "size", "metric", "value", "unit", "device"}``:
 
 The run saves ``car-rcs-rcs.png`` (bistatic RCS in dBsm in the plane of incidence and
 across it) and ``car-rcs-H.png`` (|H| at 600 MHz on a horizontal slice through the
-body) in the working directory (or ``EMJAX_BENCH_OUT``). On a GPU the built-in
-scenario runs as written (519 x 239 x 159 cells); on a CPU the same car runs on
-3.6 cm cells (173 x 80 x 53) with a 6-cell CPML, so that it takes well under a minute.
+body) in the folder ``figures`` (``emjax bench --figures DIR``; default the working
+directory). On a GPU the built-in scenario runs as written (519 x 239 x 159 cells); on
+a CPU the same car runs on 3.6 cm cells (173 x 80 x 53) with a 6-cell CPML, so that it
+takes well under a minute.
 """
 
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
-from .common import device_name, on_gpu, time_chunks
+from ..records import Measurement
+from .common import on_gpu, time_chunks
 
 SEED_MCELLS = 287.0
 """Seed 001, car example, Mur ABC on a Tesla C1060 (Mcells/s, non-PML cells)."""
@@ -56,11 +57,12 @@ def time_scenario(sim, steps: int, repeats: int = 3) -> float:
     return time_chunks(FDTDSolver(sim, chunk=steps), steps, repeats)[0]
 
 
-def car_rcs(full: bool | None = None, steps: int | None = None) -> list[dict]:
+def car_rcs(full: bool | None = None, steps: int | None = None,
+            figures: str | Path = ".") -> list[Measurement]:
+    """See the module docstring; figures go into the folder ``figures``."""
     from ..plot import plot_magnitude, plot_rcs
 
     sim = car_scenario(full)
-    dev = device_name()
     steps = steps or (200 if on_gpu() else 20)
     cells = math.prod(sim.domain.cells)
     t = sim.boundary.thickness
@@ -68,9 +70,8 @@ def car_rcs(full: bool | None = None, steps: int | None = None) -> list[dict]:
     size = "x".join(map(str, sim.domain.cells))
     recs = []
 
-    def rec(metric, value, unit):
-        recs.append({"case": "car-rcs", "size": size, "metric": metric,
-                     "value": float(value), "unit": unit, "device": dev})
+    def rec(metric: str, value: float, unit: str) -> None:
+        recs.append(Measurement("car-rcs", size, metric, value, unit))
 
     bare = type(sim).model_validate({**sim.model_dump(mode="json", exclude_none=True),
                                      "sources": [], "monitors": []})
@@ -97,7 +98,7 @@ def car_rcs(full: bool | None = None, steps: int | None = None) -> list[dict]:
     back_th, back_ph = 180.0 - pw.theta, (pw.phi + 180.0) % 360.0
     rec("backscatter RCS at 600 MHz", float(res["far"].rcs_dbsm(back_th, back_ph, 600e6,
                                                                 degrees=True)), "dBsm")
-    out = Path(os.environ.get("EMJAX_BENCH_OUT", "."))
+    out = Path(figures)
     out.mkdir(parents=True, exist_ok=True)
     plot_rcs(res["far"], phi=(pw.phi % 360.0, (pw.phi + 90.0) % 360.0), frequency=600e6,
              path=out / "car-rcs-rcs.png")
@@ -108,4 +109,4 @@ def car_rcs(full: bool | None = None, steps: int | None = None) -> list[dict]:
     return recs
 
 
-CASES: dict[str, Callable[[], list[dict]]] = {"car-rcs": car_rcs}
+CASES: dict[str, Callable[..., list[Measurement]]] = {"car-rcs": car_rcs}

@@ -402,37 +402,3 @@ def run(sim, *, progress: bool = False, checkpoint_every: int | None = None,
         meta["rcs_H_dBsm"] = (10 * np.log10(sh)).tolist()
     return Results(scenario=sim, monitors={"scattered": md}, metadata=json.loads(
         json.dumps(meta)))
-
-
-def plot_rcs(res, path, *, mie: tuple | None = None) -> Path:
-    """E- and H-plane bistatic RCS (dBsm) against angle from the forward direction.
-
-    ``mie``: optional (radius m, eps_r) of a sphere, drawn as the Mie reference.
-    """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    m = res.metadata
-    th = np.asarray(m["rcs_theta_deg"])
-    fig, ax = plt.subplots(figsize=(6.5, 4.5))
-    for p, style in (("E", "-"), ("H", "--")):
-        ax.plot(th, m[f"rcs_{p}_dBsm"], style, label=f"FDFD {p}-plane")
-    if mie is not None:
-        from ..analysis.mie import mie_rcs_db
-
-        f = res.scenario.frequency
-        for p, style in (("E", "k:"), ("H", "k-.")):
-            ax.plot(th, mie_rcs_db(mie[0], mie[1], f, np.radians(th), p), style, lw=1,
-                    label=f"Mie {p}-plane")
-    ax.set_xlabel("angle from forward direction (deg)")
-    ax.set_ylabel("bistatic RCS (dBsm)")
-    ax.set_xlim(0, 180)
-    ax.grid(True, alpha=0.3)
-    ax.legend()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120, bbox_inches="tight")
-    plt.close(fig)
-    return path

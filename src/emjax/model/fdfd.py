@@ -233,7 +233,7 @@ class FDFD3D(_GridScenario):
         """Extra PNGs of a run: the E- and H-plane RCS (``<stem>_rcs.png``)."""
         from pathlib import Path
 
-        from ..fdfd.solver import plot_rcs
+        from ..plot import save_fdfd_rcs as plot_rcs
 
         if "rcs_theta_deg" not in res.metadata:
             return []

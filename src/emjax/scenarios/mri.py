@@ -18,7 +18,9 @@ degrees, so the rung currents form the rotating B1+ of a birdcage's uniform mode
 a sinusoid at 128 MHz with a raised-cosine ramp. There are no end rings or tuning
 capacitors. Accepted power follows from each feed's current and E on its edge
 (:func:`port_power`): in a CW run from steady-state phasors of the port probe
-(:func:`accepted_power_cw`), in a pulsed run from DFTs (:func:`power_balance`).
+(:func:`accepted_power_cw`), in a pulsed run from DFTs (:func:`power_balance`). The B1+
+and SAR maps per watt accepted, and the files ``emjax run mri-coil`` writes of them, are
+in :mod:`emjax.scenarios.mri_maps`.
 
 Power balance (validation ``mri-power-balance``): with a pulse drive every transform
 is complete and accepted = absorbed + radiated holds to rounding (3e-5 measured at
@@ -347,167 +349,11 @@ def power_balance(spacing: float = 4e-3, shape: tuple[int, int, int] | None = No
             "accepted_unstaggered": unstaggered, "shape": list(s.grid.nodes), "steps": s.steps}
 
 
-def tissue_maps(sim: FDTD3D, axes: tuple[np.ndarray, np.ndarray, np.ndarray]
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(sigma S/m, density kg/m³, tissue id) at the points of a grid ``axes`` (m), painted
-    from the scenario's structures in order (later ones win, as rasterization does);
-    id -1 is air or PEC, otherwise an index into :data:`TISSUES_128MHZ`."""
-    names = list(TISSUES_128MHZ)
-    X, Y, Z = np.meshgrid(*axes, indexing="ij")
-    ident = np.full(X.shape, -1, np.int16)
-    for st in sim.structures:
-        name = getattr(st.medium, "name", None)
-        ident[st.geometry.inside(X, Y, Z)] = names.index(name) if name in names else -1
-    sig = np.array([TISSUES_128MHZ[n][1] for n in names] + [0.0])
-    rho = np.array([TISSUES_128MHZ[n][2] for n in names] + [0.0])
-    return sig[ident], rho[ident], ident
-
-
-def coil_maps(res, sim: FDTD3D, monitor: str = "head") -> dict:
-    """B1+ and SAR maps of an ``mri-coil`` run, normalised to 1 W of accepted power.
-
-    Fields of the DFT ``monitor`` are moved to cell centres; accepted power comes from
-    the ports (CW: steady-state phasors, :func:`accepted_power_cw`; pulse: DFTs,
-    :func:`port_power` with :func:`current_dft`), and the DFT scale of a CW run is the
-    current's DFT over its phasor. Returns arrays x, y, z (m), b1plus (complex,
-    T/sqrt(W)), sar (local, W/kg per W), sar10g (10 g average, W/kg per W, NaN where
-    undefined), sigma, rho, tissue; and scalars accepted_power_w (for the 1 A rungs),
-    head_sar_w_per_kg (mass average over the tissue in the monitor), absorbed_in_box_w
-    (W absorbed there per W accepted: at most 1), peak10g_w_per_kg (per W),
-    b1plus_centre_ut (µT/sqrt(W)).
-
-    Local SAR is formed on the Yee edges with their own conductivities
-    (:func:`~emjax.analysis.sar.edge_power_density`). Interpolating E to the cell
-    centres first carries the air's E (65 times the skin's normal to the skin) into the
-    surface cells: at 16 mm cells it gave a head-average SAR 21 times too high, more
-    power absorbed in the head than the coil accepted.
-    """
-    from ..analysis.sar import (
-        b1_plus,
-        cell_centres,
-        edge_conductivity,
-        edge_power_density,
-        peak_average_sar,
-        to_common_grid,
-    )
-
-    md = res[monitor]
-    comps = ("Ex", "Ey", "Ez", "Hx", "Hy", "Hz")
-    axes = {c: md.axes(c) for c in comps}
-    target = cell_centres(axes)
-    f = to_common_grid({c: md.array(c)[0] for c in comps}, axes, target)
-    dt = float(res.metadata.get("dt", sim.dt))
-    steps = int(res.metadata.get("steps", sim.num_steps))
-    i_dft = current_dft(sim.sources, dt, steps)
-    if all(isinstance(s.waveform, ContinuousWave) for s in sim.sources):
-        power = accepted_power_cw(res, sim)
-        phasor = np.array([s.amplitude * np.exp(1j * (s.waveform.phase - np.pi / 2))
-                           for s in sim.sources])
-        scale = complex(np.mean(i_dft / phasor))
-        watts = power
-    else:
-        ez, (xs, ys, zs) = md.array("Ez")[0], md.axes("Ez")
-        e_port = np.array([ez[np.argmin(np.abs(xs - p.position[0])),
-                              np.argmin(np.abs(ys - p.position[1])),
-                              np.argmin(np.abs(zs - p.position[2]))] for p in sim.sources])
-        power = port_power(i_dft, e_port, sim.domain.spacing3[2])
-        scale = 1.0
-        # per 1 A rung currents at 128 MHz: divide by the squared current spectrum
-        amp = np.array([s.amplitude for s in sim.sources])
-        watts = power / float(np.mean(np.abs(i_dft) / amp)) ** 2
-    if not power > 0:
-        raise ValueError(f"accepted power {power:.4g} W is not positive: the run did not "
-                         "reach a usable state (too few steps?)")
-    norm = 1.0 / (scale * np.sqrt(power))  # phasors per sqrt(W)
-    b1 = b1_plus(f["Hx"] * norm, f["Hy"] * norm)
-    sigma, rho, ident = tissue_maps(sim, target)
-    # Loss formed on the Yee edges with their own conductivities, then moved to the
-    # cell centres (edge_power_density says why not E first).
-    p = edge_power_density(md, edge_conductivity(sim), sim.domain.lower,
-                           sim.domain.spacing3, target) * abs(norm) ** 2
-    sar = np.where(rho > 0, p / np.where(rho > 0, rho, 1.0), 0.0)
-    dv = float(np.prod(sim.domain.spacing3))
-    head = ident >= 0
-    try:
-        peak, sar10 = peak_average_sar(sar, rho, dv)
-    except ValueError:  # too coarse a grid for a 10 g cube
-        peak, sar10 = float("nan"), np.full(sar.shape, np.nan)
-    centre = tuple(int(np.argmin(np.abs(t - c))) for t, c in zip(target, md.attrs.get(
-        "center", sim.monitors[0].center), strict=True))
-    return {"x": target[0], "y": target[1], "z": target[2], "b1plus": b1, "sar": sar,
-            "sar10g": sar10, "sigma": sigma, "rho": rho, "tissue": ident,
-            "accepted_power_w": watts,
-            "head_sar_w_per_kg": (float(np.sum(p[head]) / np.sum(rho[head]))
-                                  if head.any() else 0.0),
-            "absorbed_in_box_w": float(np.sum(p[head]) * dv),
-            "peak10g_w_per_kg": peak,
-            "b1plus_centre_ut": float(abs(b1[centre]) * 1e6)}
-
-
-def write_coil_outputs(res, sim: FDTD3D, directory, stem: str = "mri-coil") -> list:
-    """PNG slices of |B1+| and local SAR, and an HDF5 file of both, per 1 W accepted.
-
-    Writes ``<stem>_b1plus.png``, ``<stem>_sar.png`` (axial, coronal and sagittal cuts
-    through the head monitor's centre) and ``<stem>_b1_sar.h5`` into ``directory``;
-    returns their paths.
-    """
-    from pathlib import Path
-
-    import h5py
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    maps = coil_maps(res, sim)
-    out = Path(directory)
-    out.mkdir(parents=True, exist_ok=True)
-    x, y, z = maps["x"], maps["y"], maps["z"]
-    c = [len(x) // 2, len(y) // 2, len(z) // 2]
-    paths = []
-    for key, label, data in (
-            ("b1plus", "|B1+| (µT/√W)", np.abs(maps["b1plus"]) * 1e6),
-            ("sar", "local SAR (W/kg per W accepted)", maps["sar"])):
-        fig = Figure(figsize=(12, 4), layout="constrained")
-        FigureCanvasAgg(fig)
-        cuts = ((data[:, :, c[2]], x, y, "x (m)", "y (m)", f"axial z = {z[c[2]]:.3f} m"),
-                (data[:, c[1], :], x, z, "x (m)", "z (m)", f"coronal y = {y[c[1]]:.3f} m"),
-                (data[c[0], :, :], y, z, "y (m)", "z (m)", f"sagittal x = {x[c[0]]:.3f} m"))
-        # SAR peaks in a few voxels (skin near the rungs): clip the scale at the 99.5th
-        # percentile of the tissue values so that the head's pattern shows.
-        vmax = float(np.nanpercentile(data[maps["tissue"] >= 0], 99.5)
-                     if key == "sar" and (maps["tissue"] >= 0).any() else np.nanmax(data))
-        vmax = vmax or 1.0
-        for k, (a, u, v, lu, lv, title) in enumerate(cuts):
-            ax = fig.add_subplot(1, 3, k + 1)
-            im = ax.pcolormesh(u, v, a.T, shading="nearest", vmin=0, vmax=vmax, cmap="inferno")
-            ax.set_aspect("equal")
-            ax.set(xlabel=lu, ylabel=lv, title=title)
-        fig.colorbar(im, ax=fig.axes, label=label, shrink=0.8)
-        fig.suptitle(f"{stem}: {label}; accepted power {maps['accepted_power_w']:.3g} W "
-                     "for 1 A rungs")
-        path = out / f"{stem}_{key}.png"
-        fig.savefig(path, format="png", dpi=110)
-        paths.append(path)
-    path = out / f"{stem}_b1_sar.h5"
-    with h5py.File(path, "w") as h:
-        for key in ("x", "y", "z", "b1plus", "sar", "sar10g", "sigma", "rho", "tissue"):
-            h.create_dataset(key, data=maps[key], compression="gzip" if maps[key].ndim == 3
-                             else None)
-        h["b1plus"].attrs["unit"] = "T/sqrt(W)"
-        h["sar"].attrs["unit"] = h["sar10g"].attrs["unit"] = "W/kg per W accepted"
-        h["tissue"].attrs["names"] = ",".join(TISSUES_128MHZ)
-        for key in ("accepted_power_w", "head_sar_w_per_kg", "absorbed_in_box_w",
-                    "peak10g_w_per_kg", "b1plus_centre_ut"):
-            h.attrs[key] = maps[key]
-    paths.append(path)
-    return paths
-
-
 __all__ = [
     "LARMOR_3T",
     "TISSUES_128MHZ",
     "accepted_power_cw",
     "coil",
-    "coil_maps",
     "coil_sources",
     "current_dft",
     "density",
@@ -517,6 +363,4 @@ __all__ = [
     "power_balance",
     "steady_phasors",
     "tissue",
-    "tissue_maps",
-    "write_coil_outputs",
 ]

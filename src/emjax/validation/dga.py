@@ -27,23 +27,18 @@
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
+from ..analysis.energy import energy_drift
 from ..analysis.modes import match_modes, matrix_pencil
 from ..analysis.spectrum import find_peaks, spectrum
 from ..constants import c0
 from ..model import EnergyMonitor, GaussianPulse, Medium, Probe
 from ..model.dga import DGATD, BoxMesh, CylinderMesh, MeshEdgeSource, Region
-
-
-def _record(case, metric, value, limit, unit, ok) -> dict:
-    return {"case": case, "metric": metric, "value": float(value), "limit": float(limit),
-            "unit": unit, "pass": bool(ok)}
-
+from ..records import Check
 
 CYL_MODES = (("TM010", 0, 1), ("TM110", 1, 1), ("TM210", 2, 1), ("TM020", 0, 2))
 
@@ -84,7 +79,9 @@ def _ringing(res, sim, fmax: float = 320e6):
 
 
 def cylinder_cavity(edges=(0.2, 0.14, 0.1), duration: float = 400e-9,
-                    figure: str | None = None) -> list[dict]:
+                    figures: str | Path = "out") -> list[Check]:
+    """See the module docstring; the spectrum PNG goes into the folder ``figures``
+    (or to ``figures`` itself when it ends in .png)."""
     case = "dga-cylinder-cavity"
     modes = cylinder_modes()
     targets = [f for _, f in modes]
@@ -99,27 +96,27 @@ def cylinder_cavity(edges=(0.2, 0.14, 0.1), duration: float = 400e-9,
         errs.append(e)
         if h == edges[-1]:
             for (name, f), ei in zip(modes, e, strict=True):
-                out.append(_record(case, f"{name} {f / 1e6:.3f} MHz: pencil error at edge {h} m",
-                                   ei, 5e-3, "", bool(np.isfinite(ei) and ei <= 5e-3)))
+                out.append(Check(case, f"{name} {f / 1e6:.3f} MHz: pencil error at edge {h} m",
+                                 ei, 5e-3, "", bool(np.isfinite(ei) and ei <= 5e-3)))
             f_ax, X = spectrum(t_full, x_full, pad_to=8 * x_full.size, window="hamming")
             peaks = find_peaks(f_ax, np.abs(X), 12, fmin=80e6, fmax=300e6)
             for name, f in modes:
                 near = [p for p in peaks if abs(p.frequency - f) <= 0.01 * f]
                 dist = min((abs(p.frequency - f) / f for p in near), default=np.inf)
-                out.append(_record(case, f"{name}: Hamming FFT peak within 1% (rel. offset)",
-                                   dist, 0.01, "", bool(near)))
-            _figure(f_ax, X, modes, figure)
+                out.append(Check(case, f"{name}: Hamming FFT peak within 1% (rel. offset)",
+                                 dist, 0.01, "", bool(near)))
+            _figure(f_ax, X, modes, figures)
     errs = np.array(errs)
     for k, (name, _) in enumerate(modes):
         ek = errs[:, k]
         order = (np.polyfit(np.log(edges), np.log(ek), 1)[0]
                  if np.all(np.isfinite(ek)) and np.all(ek > 0) else np.nan)
-        out.append(_record(case, f"{name}: observed order of the frequency error", order, 2.0,
-                           "", bool(1.4 <= order <= 2.6)))
+        out.append(Check(case, f"{name}: observed order of the frequency error", order, 2.0,
+                         "", bool(1.4 <= order <= 2.6)))
     return out
 
 
-def _figure(f, X, modes, path: str | None) -> Path | None:
+def _figure(f, X, modes, figures: str | Path) -> Path | None:
     try:
         import matplotlib
 
@@ -127,8 +124,9 @@ def _figure(f, X, modes, path: str | None) -> Path | None:
         import matplotlib.pyplot as plt
     except ModuleNotFoundError:
         return None
-    path = Path(path or os.environ.get("EMJAX_FIGURES", "out")) / "dga-cylinder-cavity.png" \
-        if path is None or Path(path).suffix != ".png" else Path(path)
+    path = Path(figures)
+    if path.suffix != ".png":
+        path = path / "dga-cylinder-cavity.png"
     path.parent.mkdir(parents=True, exist_ok=True)
     fig, ax = plt.subplots(figsize=(8, 4))
     band = (f > 80e6) & (f < 300e6)
@@ -146,7 +144,7 @@ def _figure(f, X, modes, path: str | None) -> Path | None:
 
 
 def self_consistency(edge_length: float = 0.2, duration: float = 1000e-9,
-                     limit: float = 1e-4) -> list[dict]:
+                     limit: float = 1e-4) -> list[Check]:
     from ..dga.solver import DGASolver
     from ..dga.stability import eigenfrequencies, leapfrog_frequency
 
@@ -163,12 +161,12 @@ def self_consistency(edge_length: float = 0.2, duration: float = 1000e-9,
     f_op = eigenfrequencies(sol.setup.ops, [110e6, 180e6, 240e6, 265e6], per_shift=8)
     f_lf = leapfrog_frequency(f_op, sol.setup.dt)
     worst = max(np.min(np.abs(f_lf - m.frequency)) / m.frequency for m in modes)
-    return [_record(case, f"{len(modes)} pencil modes vs eigsh of the operator (leapfrog "
-                    "corrected), worst rel. difference", worst, limit, "", worst <= limit)]
+    return [Check(case, f"{len(modes)} pencil modes vs eigsh of the operator (leapfrog "
+                  "corrected), worst rel. difference", worst, limit, "", worst <= limit)]
 
 
 def dielectric_box(edge_length: float = 0.07, eps_r: float = 2.25,
-                   limit: float = 5e-3) -> list[dict]:
+                   limit: float = 5e-3) -> list[Check]:
     case = "dga-dielectric-box"
     a, b, c = 1.0, 0.5, 0.75
     f_exact = c0 / (2 * math.sqrt(eps_r)) * math.sqrt(1 / a**2 + 1 / c**2)
@@ -188,11 +186,11 @@ def dielectric_box(edge_length: float = 0.07, eps_r: float = 2.25,
     dec = max(1, int(1 / (8 * 2 * f_exact * dt)))
     m = match_modes(matrix_pencil(x[start::dec], dt * dec, order=40), [f_exact], 0.03)[0]
     err = abs(m.frequency - f_exact) / f_exact if m else np.inf
-    return [_record(case, f"TE101 {f_exact / 1e6:.3f} MHz (eps_r {eps_r}) rel. error", err,
-                    limit, "", err <= limit)]
+    return [Check(case, f"TE101 {f_exact / 1e6:.3f} MHz (eps_r {eps_r}) rel. error", err,
+                  limit, "", err <= limit)]
 
 
-def stability(steps: int = 300_000, limit: float = 1e-9) -> list[dict]:
+def stability(steps: int = 300_000, limit: float = 1e-9) -> list[Check]:
     case = "dga-stability"
     wave = GaussianPulse(f0=1.5e9, fwidth=0.6e9)
     quiet = (wave.offset + 8) * wave.tau
@@ -201,14 +199,12 @@ def stability(steps: int = 300_000, limit: float = 1e-9) -> list[dict]:
                 energy=[EnergyMonitor(name="energy", interval=10)], steps=steps,
                 dtype="float64")
     res = sim.run(progress=False)
-    e, t = res["energy"].data["energy"], res["energy"].coords["t"]
-    after = e[t > quiet]
-    drift = float((after.max() - after.min()) / after.mean())
-    return [_record(case, f"relative energy variation over {steps} steps after the pulse",
-                    drift, limit, "", drift <= limit)]
+    drift, _ = energy_drift(res["energy"], quiet)
+    return [Check(case, f"relative energy variation over {steps} steps after the pulse",
+                  drift, limit, "", drift <= limit)]
 
 
-def patch(limit: float = 1e-13) -> list[dict]:
+def patch(limit: float = 1e-13) -> list[Check]:
     from ..constants import eps0, mu0
     from ..dga import structured
     from ..dga.complex import OTHERS, build, hexahedra
@@ -240,13 +236,13 @@ def patch(limit: float = 1e-13) -> list[dict]:
     V = cx.volumes.sum()
     ee = abs(We / (0.5 * eps_r * eps0 * e0 @ e0 * V) - 1)
     eh = abs(Wh / (0.5 * mu_r * mu0 * h0 @ h0 * V) - 1)
-    return [_record(case, "electric energy of a uniform field, rel. error", ee, limit, "",
-                    ee <= limit),
-            _record(case, "magnetic energy of a uniform field, rel. error", eh, limit, "",
-                    eh <= limit)]
+    return [Check(case, "electric energy of a uniform field, rel. error", ee, limit, "",
+                  ee <= limit),
+            Check(case, "magnetic energy of a uniform field, rel. error", eh, limit, "",
+                  eh <= limit)]
 
 
-def divergence(steps: int = 10_000, limit: float = 1e-10) -> list[dict]:
+def divergence(steps: int = 10_000, limit: float = 1e-10) -> list[Check]:
     import jax
     import jax.numpy as jnp
 
@@ -289,13 +285,13 @@ def divergence(steps: int = 10_000, limit: float = 1e-10) -> list[dict]:
 
     _, _, worst = run(u0, f0, worst)
     we, wb = (float(v) for v in worst)
-    return [_record(case, f"max |div d| / flux scale over {steps} steps", we, limit, "",
-                    we <= limit),
-            _record(case, f"max |div b| / flux scale over {steps} steps", wb, limit, "",
-                    wb <= limit)]
+    return [Check(case, f"max |div d| / flux scale over {steps} steps", we, limit, "",
+                  we <= limit),
+            Check(case, f"max |div b| / flux scale over {steps} steps", wb, limit, "",
+                  wb <= limit)]
 
 
-CASES: dict[str, Callable[[], list[dict]]] = {
+CASES: dict[str, Callable[..., list[Check]]] = {
     "dga-cylinder-cavity": cylinder_cavity,
     "dga-self-consistency": self_consistency,
     "dga-dielectric-box": dielectric_box,

@@ -28,34 +28,8 @@ import numpy as np
 from ..analysis.mie import mie_rcs_db
 from ..constants import c0
 from ..model import Domain, Medium, Sphere, Structure
-from ..model.fdfd import FDFD3D, PML, FDFDSolver
-
-RADIUS = 0.072
-EPS_R = 4.0
-FREQ = 1e9
-SIZE = 0.32
-
-
-def _record(case, metric, value, limit, unit, ok):
-    return {"case": case, "metric": metric, "value": float(value), "limit": float(limit),
-            "unit": unit, "pass": bool(ok)}
-
-
-def sphere_scenario(spacing: float, *, thickness: int = 10, tol: float = 1e-4,
-                    storage: str = "auto", method: str = "cocg", size: float = SIZE,
-                    precision: str = "complex128", preconditioner: str = "auto") -> FDFD3D:
-    """The seed's sphere with cells of ``spacing`` m (default solver: separable storage,
-    COCG preconditioned by fastdiag)."""
-    return FDFD3D(
-        name="sphere-rcs",
-        domain=Domain(size=(size, size, size), spacing=spacing),
-        frequency=FREQ,
-        structures=[Structure(geometry=Sphere(radius=RADIUS), medium=Medium(eps_r=EPS_R))],
-        boundary=PML(thickness=thickness),
-        storage=storage, precision=precision,
-        solver=FDFDSolver(method=method, tol=tol, max_iter=20000,
-                          preconditioner=preconditioner),
-    )
+from ..records import Check, device_name, on_gpu
+from ..scenarios.sphere import EPS_R, FREQ, RADIUS, SIZE, sphere_scenario
 
 
 def rcs_errors(res) -> dict[str, np.ndarray]:
@@ -67,14 +41,12 @@ def rcs_errors(res) -> dict[str, np.ndarray]:
 
 
 def sphere_rcs(spacings=None, limit: float = 0.5, case: str = "fdfd-sphere-rcs",
-               **kw) -> list[dict]:
+               **kw) -> list[Check]:
     """Max dB error per plane at each cell size; also iterations, solve and set-up time.
 
     ``spacings`` default: 5, 4 and 3.33 mm (64^3, 80^3, 96^3) on a GPU; 5 mm on the CPU
     (about a minute there: 1,032 COCG iterations to 1e-4, errors 0.07 / 0.16 dB).
     """
-    from ..bench.common import device_name, on_gpu
-
     if spacings is None:
         spacings = (0.005, 0.004, 0.32 / 96) if on_gpu() else (0.005,)
     out = []
@@ -86,16 +58,16 @@ def sphere_rcs(spacings=None, limit: float = 0.5, case: str = "fdfd-sphere-rcs",
         n = sim.domain.cells[0]
         m = res.metadata
         for p, err in rcs_errors(res).items():
-            out.append(_record(case, f"{p}-plane max error {n}^3", err.max(), limit, "dB",
-                               err.max() <= limit))
+            out.append(Check(case, f"{p}-plane max error {n}^3", err.max(), limit, "dB",
+                             err.max() <= limit))
         out += [
-            _record(case, f"iterations {n}^3 ({sim.solver.method}, {m['storage']}, "
-                    f"{m['preconditioner']}, {sim.precision}, tol {sim.solver.tol:g})",
-                    m["iterations"],
-                    sim.solver.max_iter, "", m["converged"]),
-            _record(case, f"solve time {n}^3 ({device_name()}, incl. compile)",
-                    m["wall_time_s"], np.inf, "s", True),
-            _record(case, f"set-up time {n}^3", m["setup_time_s"], np.inf, "s", True),
+            Check(case, f"iterations {n}^3 ({sim.solver.method}, {m['storage']}, "
+                  f"{m['preconditioner']}, {sim.precision}, tol {sim.solver.tol:g})",
+                  m["iterations"],
+                  sim.solver.max_iter, "", m["converged"]),
+            Check(case, f"solve time {n}^3 ({device_name()}, incl. compile)",
+                  m["wall_time_s"], np.inf, "s", True),
+            Check(case, f"set-up time {n}^3", m["setup_time_s"], np.inf, "s", True),
         ]
     return out
 
@@ -177,13 +149,12 @@ def cross_errors(td_res, fd_res, grid, planes) -> dict[str, dict[str, float]]:
 
 
 def fdtd_fdfd_sphere(spacings=None, limit: float = 0.03, case: str = "fdtd-fdfd-sphere",
-                     **kw) -> list[dict]:
+                     **kw) -> list[Check]:
     """FDTD (TF/SF + DFT) and FDFD scattered fields of the seed's sphere on two planes
     outside it: relative L2 difference per plane, E and H, limit 3%. 5, 4 and 3.33 mm
     cells on a GPU; 8 mm cells in a 40 cm domain on the CPU."""
     import time
 
-    from ..bench.common import on_gpu
     from ..grid.yee import YeeGrid
 
     if spacings is None:
@@ -206,12 +177,12 @@ def fdtd_fdfd_sphere(spacings=None, limit: float = 0.03, case: str = "fdtd-fdfd-
         n = dom.cells[0]
         for plane, errs in cross_errors(tr, fr, grid, planes).items():
             for f, e in errs.items():
-                out.append(_record(case, f"{plane} plane {f} rel L2 {n}^3 ({d * 1e3:.3g} mm)",
-                                   e, limit, "", e <= limit))
-        out += [_record(case, f"FDTD time {n}^3 ({td.num_steps} steps)", t1 - t0, np.inf,
-                        "s", True),
-                _record(case, f"FDFD time {n}^3 ({fr.metadata['iterations']} iterations)",
-                        t2 - t1, np.inf, "s", fr.metadata["converged"])]
+                out.append(Check(case, f"{plane} plane {f} rel L2 {n}^3 ({d * 1e3:.3g} mm)",
+                                 e, limit, "", e <= limit))
+        out += [Check(case, f"FDTD time {n}^3 ({td.num_steps} steps)", t1 - t0, np.inf,
+                      "s", True),
+                Check(case, f"FDFD time {n}^3 ({fr.metadata['iterations']} iterations)",
+                      t2 - t1, np.inf, "s", fr.metadata["converged"])]
     return out
 
 

@@ -35,7 +35,8 @@ from scipy.special import hankel2
 from ..constants import c0, mu0
 from ..model import CPML, DFTMonitor, GaussianPulse, Probe
 from ..model.scenario2d import FDTD2D, Domain2D, LineSource, SplitPML
-from .fdtd3d import _record, reflection_db
+from ..records import Check
+from .fdtd3d import reflection_db
 
 
 # ------------------------------------------------------------- line source
@@ -92,7 +93,7 @@ def line_source_errors(sim: FDTD2D, res) -> dict[str, tuple[float, float, float]
     return out
 
 
-def line_source(resolutions=(10, 20, 40), check: int = 20, distance: float = 5.0) -> list[dict]:
+def line_source(resolutions=(10, 20, 40), check: int = 20, distance: float = 5.0) -> list[Check]:
     case = "tmz-line-source"
     records, phase_axis = [], []
     for n in resolutions:
@@ -107,20 +108,20 @@ def line_source(resolutions=(10, 20, 40), check: int = 20, distance: float = 5.0
         phase_axis.append(abs(ph_a))
         if n == check:
             records += [
-                _record(case, f"45 deg, {n} cells/wavelength: |amplitude ratio - 1|",
-                        abs(amp_d), 0.02, "", abs(amp_d) <= 0.02),
-                _record(case, f"45 deg, {n} cells/wavelength: |phase error|", abs(ph_d), 2.0,
-                        "deg", abs(ph_d) <= 2.0),
-                _record(case, f"0 deg, {n} cells/wavelength: |amplitude ratio - 1|",
-                        abs(amp_a), 0.02, "", abs(amp_a) <= 0.02),
+                Check(case, f"45 deg, {n} cells/wavelength: |amplitude ratio - 1|",
+                      abs(amp_d), 0.02, "", abs(amp_d) <= 0.02),
+                Check(case, f"45 deg, {n} cells/wavelength: |phase error|", abs(ph_d), 2.0,
+                      "deg", abs(ph_d) <= 2.0),
+                Check(case, f"0 deg, {n} cells/wavelength: |amplitude ratio - 1|",
+                      abs(amp_a), 0.02, "", abs(amp_a) <= 0.02),
             ]
         mismatch = abs(ph_a - predicted) / abs(predicted)
-        records.append(_record(
+        records.append(Check(
             case, f"0 deg, {n} cells/wl: |phase - Yee dispersion ({predicted:.3g} deg)| / it",
             mismatch, 0.1, "", mismatch <= 0.1))
     order = -np.polyfit(np.log(resolutions), np.log(phase_axis), 1)[0]
-    records.append(_record(case, "observed order of the phase error (0 deg)", order, 2.0, "",
-                           1.8 <= order <= 2.2))
+    records.append(Check(case, "observed order of the phase error (0 deg)", order, 2.0, "",
+                         1.8 <= order <= 2.2))
     return records
 
 
@@ -150,7 +151,7 @@ def pml_pair(boundary, interior: int = 20, d: float = 1e-3, steps: int = 400,
 
 
 def pml_reflection(limits=(("SplitPML", -60.0), ("CPML", -70.0)), thickness: int = 10,
-                   **kw) -> list[dict]:
+                   **kw) -> list[Check]:
     case = "tmz-pml-reflection"
     out = []
     ref_res = None
@@ -162,8 +163,8 @@ def pml_reflection(limits=(("SplitPML", -60.0), ("CPML", -70.0)), thickness: int
         comp = test.monitors[0].components[0]
         r = reflection_db(test.run(progress=False), ref_res, test.sources[0].waveform, test.dt,
                           comp)
-        out.append(_record(case, f"peak reflection, {thickness}-cell {kind}", r, limit, "dB",
-                           r <= limit))
+        out.append(Check(case, f"peak reflection, {thickness}-cell {kind}", r, limit, "dB",
+                         r <= limit))
     return out
 
 
@@ -227,7 +228,7 @@ def cylinder_rms_db(cells_per_wavelength: int, polarization: str = "TEz", **kw) 
 
 
 def cylinder(resolutions=(20, 40), check: int = 20, limit_db: float = 0.5,
-             polarizations=("TEz", "TMz"), **kw) -> list[dict]:
+             polarizations=("TEz", "TMz"), **kw) -> list[Check]:
     """Scattering width of a PEC cylinder (radius one wavelength): TEz (conformal PEC)
     and TMz (staircase) at each resolution; the limit applies at ``check`` cells."""
     out = []
@@ -235,13 +236,13 @@ def cylinder(resolutions=(20, 40), check: int = 20, limit_db: float = 0.5,
         for n in resolutions:
             rms = cylinder_rms_db(n, pol, **kw)
             ok = rms <= limit_db if n == check else True
-            out.append(_record("tez-cylinder", f"{pol}: RMS dB error of sigma_2D over 360 "
-                               f"angles, {n} cells/wavelength", rms,
-                               limit_db if n == check else float("nan"), "dB", ok))
+            out.append(Check("tez-cylinder", f"{pol}: RMS dB error of sigma_2D over 360 "
+                             f"angles, {n} cells/wavelength", rms,
+                             limit_db if n == check else float("nan"), "dB", ok))
     return out
 
 
-CASES: dict[str, Callable[[], list[dict]]] = {
+CASES: dict[str, Callable[..., list[Check]]] = {
     "tmz-line-source": line_source,
     "tmz-pml-reflection": pml_reflection,
     "tez-cylinder": cylinder,

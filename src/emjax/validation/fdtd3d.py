@@ -23,6 +23,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..analysis.energy import energy_drift
 from ..analysis.modes import match_modes, matrix_pencil
 from ..constants import c0
 from ..model import (
@@ -35,11 +36,7 @@ from ..model import (
     PointDipole,
     Probe,
 )
-
-
-def _record(case: str, metric: str, value: float, limit: float, unit: str, ok: bool) -> dict:
-    return {"case": case, "metric": metric, "value": float(value), "limit": float(limit),
-            "unit": unit, "pass": bool(ok)}
+from ..records import Check
 
 
 # ------------------------------------------------------------------ cavity
@@ -83,7 +80,7 @@ def cavity_scenario(size, spacing: float, duration: float, f0: float, fwidth: fl
 
 
 def cavity(size=(0.1, 0.08, 0.06), spacings=(20e-3 / 3, 5e-3, 4e-3),
-           duration: float = 40e-9) -> list[dict]:
+           duration: float = 40e-9) -> list[Check]:
     case = "fdtd3d-cavity"
     modes = cavity_modes(size, 3)
     f_lo, f_hi = modes[0][1], modes[-1][1]
@@ -106,13 +103,13 @@ def cavity(size=(0.1, 0.08, 0.06), spacings=(20e-3 / 3, 5e-3, 4e-3),
         for (mode, f_exact), m in zip(modes, found, strict=True):
             f_yee = yee_cavity_frequency(mode, size, sim.domain.spacing3, sim.dt)
             if m is None:
-                records.append(_record(case, f"mode {mode} at d={d*1e3:.3g} mm found", 0, 1, "",
-                                       False))
+                records.append(Check(case, f"mode {mode} at d={d*1e3:.3g} mm found", 0, 1, "",
+                                     False))
                 errs.append(np.nan)
                 continue
             predicted = abs(f_yee - f_exact)
             mismatch = abs(m.frequency - f_yee) / predicted
-            records.append(_record(
+            records.append(Check(
                 case, f"mode {mode} d={d*1e3:.3g} mm: |f - f_yee| / |f_yee - f_exact|",
                 mismatch, 0.1, "", mismatch <= 0.1))
             errs.append(abs(m.frequency - f_exact) / f_exact)
@@ -124,8 +121,8 @@ def cavity(size=(0.1, 0.08, 0.06), spacings=(20e-3 / 3, 5e-3, 4e-3),
             order = np.polyfit(np.log(spacings), np.log(e), 1)[0]
         else:
             order = np.nan
-        records.append(_record(case, f"mode {mode}: observed order of the frequency error",
-                               order, 2.0, "", 1.8 <= order <= 2.2))
+        records.append(Check(case, f"mode {mode}: observed order of the frequency error",
+                             order, 2.0, "", 1.8 <= order <= 2.2))
     return records
 
 
@@ -172,7 +169,7 @@ def reflection_db(test_res, ref_res, wave, dt: float, comp: str = "Ez") -> float
     return float(20 * np.log10(R[band].max()))
 
 
-def cpml_reflection(limit_db: float = -70.0, strategies=("combined", "per_face")) -> list[dict]:
+def cpml_reflection(limit_db: float = -70.0, strategies=("combined", "per_face")) -> list[Check]:
     case = "fdtd3d-cpml-reflection"
     out = []
     _, ref = cpml_pair()
@@ -180,13 +177,13 @@ def cpml_reflection(limit_db: float = -70.0, strategies=("combined", "per_face")
     for strategy in strategies:
         test, _ = cpml_pair(strategy=strategy)
         r = reflection_db(test.run(progress=False), ref_res, test.sources[0].waveform, test.dt)
-        out.append(_record(case, f"peak reflection, 10-cell CPML ({strategy})", r, limit_db,
-                           "dB", r <= limit_db))
+        out.append(Check(case, f"peak reflection, 10-cell CPML ({strategy})", r, limit_db,
+                         "dB", r <= limit_db))
     return out
 
 
 # ------------------------------------------------------------------ energy
-def energy(steps: int = 10_000, limit: float = 1e-6) -> list[dict]:
+def energy(steps: int = 10_000, limit: float = 1e-6) -> list[Check]:
     """``steps`` steps after the source has ended (its pulse below 1e-14 of its peak)."""
     case = "fdtd3d-energy"
     size = (0.05, 0.04, 0.03)
@@ -201,13 +198,11 @@ def energy(steps: int = 10_000, limit: float = 1e-6) -> list[dict]:
         monitors=[EnergyMonitor(name="energy")],
     )
     res = sim.run(progress=False)
-    e, t = res["energy"].data["energy"], res["energy"].coords["t"]
-    after = e[t > quiet]
-    drift = float((after.max() - after.min()) / after.mean())
-    return [_record(case, f"relative energy variation over {after.size} steps (float64)",
-                    drift, limit, "", drift <= limit)]
+    drift, n = energy_drift(res["energy"], quiet)
+    return [Check(case, f"relative energy variation over {n} steps (float64)",
+                  drift, limit, "", drift <= limit)]
 
-CASES: dict[str, Callable[[], list[dict]]] = {
+CASES: dict[str, Callable[..., list[Check]]] = {
     "fdtd3d-cavity": cavity,
     "fdtd3d-cpml-reflection": cpml_reflection,
     "fdtd3d-energy": energy,

@@ -36,6 +36,8 @@ import sys
 
 import numpy as np
 
+from ..records import Check
+
 LIMIT = 1e-6
 DEVICES = 4
 
@@ -148,7 +150,7 @@ def compare(ref: dict, other: dict) -> dict[str, float]:
     return out
 
 
-def _in_process(steps: int, devices: int = DEVICES) -> list[dict]:
+def _in_process(steps: int, devices: int = DEVICES) -> list[Check]:
     import jax
 
     sim = scenario(steps)
@@ -158,25 +160,25 @@ def _in_process(steps: int, devices: int = DEVICES) -> list[dict]:
     worst = max(errors, key=errors.get)
     fields = max(errors[c] for c in ("Ex", "Ey", "Ez", "Hx", "Hy", "Hz"))
     dev = jax.devices()[0]
-    where = f"{devices} x {dev.platform}"
-    rec = {"case": "sharding", "unit": "", "limit": LIMIT, "devices": where, "steps": steps}
+    extra = {"devices": f"{devices} x {dev.platform}", "steps": steps}
     fsim = fdfd_scenario()
     e1, e4, info = fdfd_solutions(fsim, devices)
     tol = fsim.solver.tol
     ferr = float(np.max(np.abs(e4 - e1)) / np.max(np.abs(e1)))
-    frec = {**rec, "case": "sharding", "limit": tol, "iterations": list(info["iterations"]),
-            "residuals": list(info["residual"]), "sharding": info["sharding"]}
+    fextra = {**extra, "iterations": list(info["iterations"]),
+              "residuals": list(info["residual"]), "sharding": info["sharding"]}
+    scale = float(np.max(np.abs(ref["Ez"])))
+    case = "sharding"
     return [
-        {**rec, "metric": "fields_rel_error", "value": fields, "pass": fields <= LIMIT},
-        {**rec, "metric": f"worst_rel_error ({worst})", "value": errors[worst],
-         "pass": errors[worst] <= LIMIT},
-        {**rec, "metric": "field_scale", "value": float(np.max(np.abs(ref["Ez"]))),
-         "limit": None, "pass": bool(np.max(np.abs(ref["Ez"])) > 0)},
+        Check(case, "fields_rel_error", fields, LIMIT, "", fields <= LIMIT, extra=extra),
+        Check(case, f"worst_rel_error ({worst})", errors[worst], LIMIT, "",
+              errors[worst] <= LIMIT, extra=extra),
+        Check(case, "field_scale", scale, None, "", scale > 0, extra=extra),
         # Both solves stop at relative residual <= tol; their reductions add in another
         # order, so the iterates differ by about tol, not by rounding.
-        {**frec, "metric": "fdfd_rel_error", "value": ferr, "pass": ferr <= tol},
-        {**frec, "metric": "fdfd_converged", "value": max(info["residual"]),
-         "pass": max(info["residual"]) <= tol},
+        Check(case, "fdfd_rel_error", ferr, tol, "", ferr <= tol, extra=fextra),
+        Check(case, "fdfd_converged", max(info["residual"]), tol, "",
+              max(info["residual"]) <= tol, extra=fextra),
     ]
 
 
@@ -201,7 +203,7 @@ def run_subprocess(args: list[str], count: int = DEVICES, timeout: float = 900) 
     return proc.stdout
 
 
-def sharding(steps: int = 1000) -> list[dict]:
+def sharding(steps: int = 1000) -> list[Check]:
     """The ``sharding`` case: in this process if JAX has four devices (or two or three
     accelerators: then over two of them), else in a subprocess on four CPU devices."""
     import jax
@@ -211,7 +213,7 @@ def sharding(steps: int = 1000) -> list[dict]:
     if jax.device_count() >= 2 and jax.default_backend() != "cpu":
         return _in_process(steps, 2)
     out = run_subprocess(["case", str(steps)])
-    return json.loads(out.strip().splitlines()[-1])
+    return [Check.from_json(r) for r in json.loads(out.strip().splitlines()[-1])]
 
 
 CASES = {"sharding": sharding}
@@ -236,7 +238,7 @@ def worker(process_id: int, num_processes: int, port: int, out: str, steps: int)
 
 def _main(argv: list[str]) -> None:
     if argv[0] == "case":
-        print(json.dumps(_in_process(int(argv[1]))))
+        print(json.dumps([r.to_json() for r in _in_process(int(argv[1]))]))
     elif argv[0] == "worker":
         worker(int(argv[1]), int(argv[2]), int(argv[3]), argv[4], int(argv[5]))
     else:

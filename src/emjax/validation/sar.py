@@ -60,7 +60,6 @@ from ..analysis.sar import (
     to_common_grid,
     yee_absorbed_power,
 )
-from ..bench.common import on_gpu
 from ..constants import c0, eps0
 from ..model import (
     CPML,
@@ -73,17 +72,13 @@ from ..model import (
     Sphere,
     Structure,
 )
+from ..records import Check, on_gpu
 
 F0 = 128e6
 """Frequency of the checks, Hz (proton Larmor frequency at 3 T)."""
 SPHERE_RADIUS = 0.02
 SPHERE_EPS_R = 72.0
 SPHERE_SIGMA = 0.72
-
-
-def _record(case: str, metric: str, value: float, limit: float, unit: str, ok: bool) -> dict:
-    return {"case": case, "metric": metric, "value": float(value), "limit": float(limit),
-            "unit": unit, "pass": bool(ok)}
 
 
 def sphere_eps_c(frequency: float = F0) -> complex:
@@ -196,7 +191,7 @@ def sphere_metrics(spacing: float = 2e-3, dtype: str = "float64") -> dict[str, f
 
 
 def sar_sphere(spacings=None, *, limits: dict[str, float] | None = None,
-               dtype: str = "float64", absolute_at: float = 1e-3) -> list[dict]:
+               dtype: str = "float64", absolute_at: float = 1e-3) -> list[Check]:
     """Records of ``sar-sphere``.
 
     spacings: cell sizes in m, coarse to fine (default 2 and 1 mm on a GPU, 4 and 2 mm
@@ -233,20 +228,20 @@ def sar_sphere(spacings=None, *, limits: dict[str, float] | None = None,
         for k, label in labels.items():
             ok = m[k] <= lim[k] or (not gate and k != "balance")
             note = later if k != "balance" else ""
-            recs.append(_record(case, f"{label}, {tag}{note}", m[k], lim[k], "", ok))
+            recs.append(Check(case, f"{label}, {tag}{note}", m[k], lim[k], "", ok))
     if len(runs) > 1:
         a, b = runs[-2], runs[-1]
         for k in ("centre_vs_mie", "p_abs_vs_mie"):
             ratio = b[k] / a[k]
-            recs.append(_record(case, f"{k} at {spacings[-1] * 1e3:.3g} mm / at "
-                                f"{spacings[-2] * 1e3:.3g} mm (must fall)", ratio, 1.0, "",
-                                ratio < 1.0))
+            recs.append(Check(case, f"{k} at {spacings[-1] * 1e3:.3g} mm / at "
+                              f"{spacings[-2] * 1e3:.3g} mm (must fall)", ratio, 1.0, "",
+                              ratio < 1.0))
     return recs
 
 
 # ------------------------------------------------------------- MRI coil
 def mri_power_balance(spacing: float | None = None, limit: float = 0.03,
-                      cw_periods: float | None = None) -> list[dict]:
+                      cw_periods: float | None = None) -> list[Check]:
     """Records of ``mri-power-balance`` (see the module docstring)."""
     from ..analysis.sar import b1_minus, b1_plus
     from ..scenarios.mri import accepted_power_cw, current_dft, mri_coil, power_balance
@@ -263,9 +258,9 @@ def mri_power_balance(spacing: float | None = None, limit: float = 0.03,
     tag = (f"{spacing * 1e3:.3g} mm cells, grid {'x'.join(map(str, b['shape']))}, "
            f"{b['steps']} steps; accepted {b['accepted']:.4g}, absorbed {b['absorbed']:.4g}, "
            f"radiated {b['radiated']:.4g} (W x DFT scale)")
-    recs = [_record(case, f"|accepted - (absorbed + radiated)| / accepted, pulsed, {tag}; "
-                    f"with the current's samples booked at E's times the mismatch is "
-                    f"{100 * wrong:.3g}%", err, limit, "", err <= limit)]
+    recs = [Check(case, f"|accepted - (absorbed + radiated)| / accepted, pulsed, {tag}; "
+                  f"with the current's samples booked at E's times the mismatch is "
+                  f"{100 * wrong:.3g}%", err, limit, "", err <= limit)]
     # The CW run (the scenario as `emjax run mri-coil` runs it): its steady-state port
     # phasors must give the accepted power of the pulsed run (per A^2 of rung current),
     # and the quadrature drive must favour B1+ over B1- at the head centre.
@@ -276,22 +271,22 @@ def mri_power_balance(spacing: float | None = None, limit: float = 0.03,
     i_dft = current_dft(pulsed.sources, pulsed.dt, pulsed.num_steps)
     p_pulse = b["accepted"] / float(np.mean(np.abs(i_dft))) ** 2
     dev = abs(p_cw - p_pulse) / p_pulse
-    recs.append(_record(case, f"CW accepted power {p_cw:.5g} W (steady-state port phasors, "
-                        f"{cw_periods:g} periods) vs pulsed {p_pulse:.5g} W, 1 A rungs",
-                        dev, 0.01, "", dev <= 0.01))
+    recs.append(Check(case, f"CW accepted power {p_cw:.5g} W (steady-state port phasors, "
+                      f"{cw_periods:g} periods) vs pulsed {p_pulse:.5g} W, 1 A rungs",
+                      dev, 0.01, "", dev <= 0.01))
     md = res["head"]
     c = sim.monitors[0].center
     idx = [tuple(int(np.argmin(np.abs(ax - c[a]))) for a, ax in enumerate(md.axes(h)))
            for h in ("Hx", "Hy")]
     hx, hy = md.array("Hx")[0][idx[0]], md.array("Hy")[0][idx[1]]
     ratio = float(abs(b1_plus(hx, hy)) / abs(b1_minus(hx, hy)))
-    recs.append(_record(case, "|B1+| / |B1-| at the head centre (CW, quadrature drive; "
-                        "below 1 if the rotation sense were reversed)", ratio, 2.0, "",
-                        ratio >= 2.0))
+    recs.append(Check(case, "|B1+| / |B1-| at the head centre (CW, quadrature drive; "
+                      "below 1 if the rotation sense were reversed)", ratio, 2.0, "",
+                      ratio >= 2.0))
     return recs
 
 
-CASES: dict[str, Callable[[], list[dict]]] = {
+CASES: dict[str, Callable[..., list[Check]]] = {
     "sar-sphere": sar_sphere,
     "mri-power-balance": mri_power_balance,
 }

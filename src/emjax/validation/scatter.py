@@ -39,7 +39,6 @@ from collections.abc import Callable
 import numpy as np
 
 from ..analysis.nf2ff import to_db
-from ..bench.common import on_gpu
 from ..constants import c0, eps0, mu0
 from ..model import (
     CPML,
@@ -54,11 +53,7 @@ from ..model import (
     Sphere,
     Structure,
 )
-
-
-def _record(case: str, metric: str, value: float, limit: float, unit: str, ok: bool) -> dict:
-    return {"case": case, "metric": metric, "value": float(value), "limit": float(limit),
-            "unit": unit, "pass": bool(ok)}
+from ..records import Check, on_gpu
 
 
 # ----------------------------------------------------------------- leakage
@@ -129,14 +124,14 @@ def measure_leakage(sim: FDTD3D, chunk: int = 25) -> float:
     return float(10 * np.log10(max(peak_sf, 1e-300) / peak_tf))
 
 
-def tfsf_leakage(n: int = 40, limit_db: float = -60.0) -> list[dict]:
+def tfsf_leakage(n: int = 40, limit_db: float = -60.0) -> list[Check]:
     case = "fdtd3d-tfsf-leakage"
     out = []
     for label, angles in (("along +z, x-polarised", (0.0, 0.0, 0.0)),
                           ("oblique theta 40 phi 30 pol 30 deg", (40.0, 30.0, 30.0))):
         db = measure_leakage(leakage_scenario(n, *angles))
-        out.append(_record(case, f"SF/TF peak energy, {label} ({n}^3, float32)", db,
-                           limit_db, "dB", db <= limit_db))
+        out.append(Check(case, f"SF/TF peak energy, {label} ({n}^3, float32)", db,
+                         limit_db, "dB", db <= limit_db))
     return out
 
 
@@ -182,7 +177,7 @@ def rcs_errors(res, radius: float, eps_r, frequency: float = 1e9,
 
 def _sphere_case(case: str, pec: bool, spacings, *, subpixel: bool, label: str,
                  assert_falls: bool = True, rms_limit: float = 0.5,
-                 max_limit: float = 1.5) -> list[dict]:
+                 max_limit: float = 1.5) -> list[Check]:
     if spacings is None:
         spacings = (5e-3, 4e-3, 10e-3 / 3) if on_gpu() else (5e-3, 4e-3)
     radius, eps_r = (0.095, None) if pec else (0.072, 4.0)
@@ -194,19 +189,19 @@ def _sphere_case(case: str, pec: bool, spacings, *, subpixel: bool, label: str,
         finest = d == spacings[-1]
         for plane, (r, m) in errs.items():
             tag = f"{plane}-plane at {d * 1e3:.3g} mm, {label}"
-            recs.append(_record(case, f"RMS RCS error, {tag}", r, rms_limit, "dB",
-                                r <= rms_limit or not finest))
-            recs.append(_record(case, f"max RCS error, {tag}", m, max_limit, "dB",
-                                m <= max_limit or not finest))
+            recs.append(Check(case, f"RMS RCS error, {tag}", r, rms_limit, "dB",
+                              r <= rms_limit or not finest))
+            recs.append(Check(case, f"max RCS error, {tag}", m, max_limit, "dB",
+                              m <= max_limit or not finest))
     if len(rms) > 1:
         falls = all(b < a for a, b in itertools.pairwise(rms))
-        recs.append(_record(case, f"RMS error finest / coarsest, {label} (falls at each "
-                            f"refinement: {falls})", rms[-1] / rms[0], 1.0, "",
-                            falls or not assert_falls))
+        recs.append(Check(case, f"RMS error finest / coarsest, {label} (falls at each "
+                          f"refinement: {falls})", rms[-1] / rms[0], 1.0, "",
+                          falls or not assert_falls))
     return recs
 
 
-def sphere_rcs(spacings=None) -> list[dict]:
+def sphere_rcs(spacings=None) -> list[Check]:
     """Sub-cell averaged sphere (the converging discretisation); on a GPU also the
     staircased one, whose errors are smaller but wander with resolution (its
     convergence is reported, not required)."""
@@ -218,7 +213,7 @@ def sphere_rcs(spacings=None) -> list[dict]:
     return recs
 
 
-def pec_sphere_rcs(spacings=None) -> list[dict]:
+def pec_sphere_rcs(spacings=None) -> list[Check]:
     return _sphere_case("fdtd3d-pec-sphere-rcs", True, spacings, subpixel=False,
                         label="staircased PEC")
 
@@ -254,18 +249,18 @@ def dipole_metrics(res) -> tuple[float, float]:
     return dev, abs(p_far / p_flux - 1)
 
 
-def dipole_radiation(n: int = 40) -> list[dict]:
+def dipole_radiation(n: int = 40) -> list[Check]:
     case = "fdtd3d-dipole-radiation"
     dev, mismatch = dipole_metrics(dipole_scenario(n).run(progress=False))
     return [
-        _record(case, "far-field pattern vs sin(theta), theta 10-170 deg", dev, 0.2, "dB",
-                dev <= 0.2),
-        _record(case, "|P(far-field transform) / P(flux through a closed box) - 1|",
-                mismatch, 0.01, "", mismatch <= 0.01),
+        Check(case, "far-field pattern vs sin(theta), theta 10-170 deg", dev, 0.2, "dB",
+              dev <= 0.2),
+        Check(case, "|P(far-field transform) / P(flux through a closed box) - 1|",
+              mismatch, 0.01, "", mismatch <= 0.01),
     ]
 
 
-CASES: dict[str, Callable[[], list[dict]]] = {
+CASES: dict[str, Callable[..., list[Check]]] = {
     "fdtd3d-tfsf-leakage": tfsf_leakage,
     "fdtd3d-sphere-rcs": sphere_rcs,
     "fdtd3d-pec-sphere-rcs": pec_sphere_rcs,
