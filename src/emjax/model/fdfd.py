@@ -229,16 +229,6 @@ class FDFD3D(_GridScenario):
 
         return (SimpleNamespace(type="DFTMonitor", name="scattered"),)
 
-    def figures(self, res, directory, stem: str) -> list:
-        """Extra PNGs of a run: the E- and H-plane RCS (``<stem>_rcs.png``)."""
-        from pathlib import Path
-
-        from ..plot import save_fdfd_rcs as plot_rcs
-
-        if "rcs_theta_deg" not in res.metadata:
-            return []
-        return [plot_rcs(res, Path(directory) / f"{stem}_rcs.png")]
-
     def summary(self) -> str:
         n = self.domain.cells
         return (f"FDFD {n[0]}x{n[1]}x{n[2]} cells at {self.frequency / 1e9:.4g} GHz, "
