@@ -109,7 +109,7 @@ def test_float32_run_leaves_x64_off_with_the_same_bits(tmp_path):
         assert not jax.config.jax_enable_x64, "an import switched x64 on"
         sys_path = {str(tmp_path)!r}
         import sys; sys.path.insert(0, {str(__file__.rsplit('/', 1)[0])!r})
-        from test_driver import _fdtd3d
+        from test_loop import _fdtd3d
         res = _fdtd3d(40).run(progress=False)
         assert not jax.config.jax_enable_x64, "a float32 run switched x64 on"
         np.save(sys_path + "/p.npy", res["p"].data["Ez"])
