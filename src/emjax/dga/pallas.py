@@ -94,7 +94,7 @@ def _faraday_kernel(u_ref, hs_ref, he_ref, ms_ref, f_ref, o_ref, *, nt: int, blo
 def faraday(u, f, hs, he, Ms):
     """f (nt, 4) minus the dt-scaled ``s_t (M^mu_t)^{-1} C_t u`` of every tet, in place.
     ``hs``/``he`` (6, nt) int32 positions in u of each local edge's two half edges,
-    ``Ms`` (10, nt) the packed symmetric matrices (rows in ``layout.SYM4`` order)."""
+    ``Ms`` (10, nt) the packed symmetric matrices (rows in ``arrays.SYM4`` order)."""
     nt = f.shape[0]
     block, warps = TUNING["faraday"]
     kern = functools.partial(_faraday_kernel, nt=nt, block=block)
