@@ -2,7 +2,7 @@
 
 **Faraday.** Does the half-step recompute a tet's 12 gathers for each of its 4 outputs?
 
-Times, on one mesh, the default variant's Faraday (f one (nt, 4) array: one loop
+Times, on one mesh, the XLA kernels' Faraday (f one (nt, 4) array: one loop
 fusion over its nt x 4 entries, each thread forming its own increment) against the same
 arithmetic written so that one thread can form all four increments of a tet, each
 inside one jitted loop:
@@ -16,7 +16,7 @@ inside one jitted loop:
 **Ampere node product** of the widest node bucket, ``u_b += (M^eps_v)^{-1} x`` with
 ``x = sign G[|gidx|]`` (node order, packed cyclic diagonals, G fixed):
 
-* ``rolled``: the default's x gathered once as (nv, w) and rolled per diagonal (XLA
+* ``rolled``: the XLA kernels' x gathered once as (nv, w) and rolled per diagonal (XLA
   writes x out and reads it back);
 * ``cat1``: the (nv, w) result as a concatenation of w columns, each summing its row's
   terms over the w gathered columns of x (a thread per node, if the concatenate
@@ -45,8 +45,9 @@ from emjax.bench.dga import _median_loop, rings_for
 from emjax.constants import c0, eps0, mu0
 from emjax.dga import step as kern
 from emjax.dga import structured
+from emjax.dga.arrays import half_step_bytes, kernel_arrays
 from emjax.dga.complex import build
-from emjax.dga.layout import DEFAULT_VARIANT, half_step_bytes, kernel_arrays, make_layout
+from emjax.dga.layout import make_layout
 from emjax.dga.mass import assemble
 
 
@@ -76,7 +77,7 @@ def faraday_cat0(u, f, K):
 
 
 def product_rolled(ub, G, g, B, w):
-    """The default's packed node product (:func:`emjax.dga.step.ampere`), u_b + du."""
+    """The XLA kernels' packed node product (:func:`emjax.dga.step.ampere`), u_b + du."""
     x = kern._signed_take(G, g)
     D = B["D"]
     du = D[0] * x
@@ -120,10 +121,10 @@ def main(dofs: float, hlo: str | None = None):
     rings, layers = rings_for(int(dofs))
     cx = build(structured.cylinder(1.0, 0.5, rings=rings, layers=layers))
     ops = assemble(cx, np.full(cx.num_tets, eps0), np.full(cx.num_tets, mu0))
-    lay = make_layout(ops, DEFAULT_VARIANT)
+    lay = make_layout(ops, "xla")
     spec = lay.spec
     K = kernel_arrays(ops, lay, 0.3 / rings / c0, np.float32)
-    nbytes = half_step_bytes(ops, lay, K=K)["faraday"]
+    nbytes = half_step_bytes(ops, lay)["faraday"]
     K.pop("gpos", None)
     K = jax.device_put(K)
     rng = np.random.default_rng(0)
@@ -160,7 +161,7 @@ def main(dofs: float, hlo: str | None = None):
     b = max(range(len(spec.buckets)), key=lambda i: spec.buckets[i][1] * spec.buckets[i][2])
     off, w, nv = spec.buckets[b]
     B, g = K["buckets"][b], K["buckets"][b]["gidx"]
-    G = kern.edge_sums(f, K, spec)
+    G = kern.edge_sums(f, K)
     ub = u[off:off + w * nv].reshape(nv, w)
     pbytes = 4 * (2 * nv * w + nv * w + sum(x.size for k, x in B.items() if k != "gidx"))
     ref = np.asarray(product_rolled(ub, G, g, B, w))

@@ -6,11 +6,12 @@ tets per edge and node degrees over a wide range, so the sliced edge table's pad
 the node buckets and the tile layout meet other shapes. Here, on a mesh file made where
 gmsh exists (GPU machines lack it):
 
-1. the solver runs the same source and probe with the XLA default and with the GPU
-   default (Pallas) and the probe traces are compared (float32);
-2. every variant named is timed as the bench times it (half-steps and step inside one
-   jitted loop, unique bytes, fraction of the copy bandwidth), with the sparse ("SpMV")
-   formulation beside them.
+1. the solver runs the same source and probe with ``kernels="xla"`` and with
+   ``kernels="pallas"`` (on a CPU in Pallas' interpreter) and the probe traces are
+   compared (float32);
+2. both kernels (on a GPU; XLA alone elsewhere) are timed as the bench times them
+   (half-steps and step inside one jitted loop, unique bytes, fraction of the copy
+   bandwidth), with the sparse ("SpMV") formulation beside them.
 
 Usage:
     python benchmarks/dga_unstructured.py make OUT.vtu EDGE     (needs gmsh; EDGE in m)
@@ -28,10 +29,8 @@ import emjax as em
 from emjax.bench.common import copy_bandwidth, on_gpu
 from emjax.bench.dga import measure
 from emjax.dga.complex import build
-from emjax.dga.layout import DEFAULT_VARIANT, EDGE_SLICE, GPU_VARIANT, edge_slices
+from emjax.dga.edges import EDGE_SLICE, edge_slices
 from emjax.dga.mesh import read
-
-VARIANTS = ["rows-slot", DEFAULT_VARIANT, "tets-node-sym-dam-p", GPU_VARIANT]
 
 
 def make(out: str, edge: float) -> None:
@@ -45,17 +44,16 @@ def make(out: str, edge: float) -> None:
 
 
 def run(path: str, steps: int) -> None:
-    def sim(variant: str) -> em.DGATD:
+    def sim(kernels: str) -> em.DGATD:
         return em.DGATD(
             name="unstructured", mesh=em.MeshFile(path=path),
             sources=[em.MeshEdgeSource(position=(0.57, 0.18, 0.23),
                                        waveform=em.GaussianPulse(f0=190e6, fwidth=60e6))],
             probes=[em.Probe(name="p", positions=[(-0.58, 0.14, 0.31)], components=["Ez"])],
-            steps=steps, variant=variant)
+            steps=steps, kernels=kernels)
 
     traces, dt = {}, None
-    pair = (DEFAULT_VARIANT, GPU_VARIANT if on_gpu() else "tets-node-sym-dam-p")
-    for v in pair if steps > 0 else ():
+    for v in ("xla", "pallas") if steps > 0 else ():
         t0 = time.perf_counter()
         res = sim(v).run(progress=False)
         traces[v] = np.asarray(res["p"].data["Ez"])[:, 0]
@@ -78,11 +76,11 @@ def run(path: str, steps: int) -> None:
           flush=True)
     bw = copy_bandwidth(1 << 30 if on_gpu() else 1 << 26)
     dt = dt or 1e-12
-    m = measure(mesh, dt, variants=[v for v in VARIANTS if on_gpu() or "-p" not in v],
+    m = measure(mesh, dt,
                 sparse=cx.num_dofs <= 3e6,  # its NumPy set-up takes minutes beyond
                 random_order=False, n=50, repeats=5 if on_gpu() else 2)
     print(f"{m['dofs']} DoFs, copy {bw / 1e12:.2f} TB/s, set-up {m['setup_s']:.0f} s")
-    for v, r in m["variants"].items():
+    for v, r in m["kernels"].items():
         if "error" in r:
             print(f"  {v}: FAILED {r['error']}")
             continue

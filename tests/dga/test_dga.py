@@ -31,8 +31,12 @@ UNIT = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]], float)
 
 def test_kernel_modules_import_no_pydantic():
     code = ("import sys; import emjax.dga.step, emjax.dga.mass, emjax.dga.complex, "
-            "emjax.dga.mesh, emjax.dga.stability, emjax.dga.structured; "
+            "emjax.dga.mesh, emjax.dga.stability, emjax.dga.structured, emjax.dga.layout, "
+            "emjax.dga.edges, emjax.dga.arrays, emjax.dga.pallas; "
             "assert 'pydantic' not in sys.modules, 'pydantic loaded'")
+    subprocess.run([sys.executable, "-c", code], check=True)
+    code = ("import sys; import emjax.model.dga; "
+            "assert 'jax' not in sys.modules and 'emjax.dga.layout' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
@@ -205,132 +209,141 @@ def test_dense_equals_sparse_with_lossy_region():
     assert np.max(np.abs(a["p"].data["Ez"])) > 0
 
 
-@pytest.mark.parametrize("variant", ["tets-node-sym-dam-p", "tets-tile-sym-dam-pe"])
-def test_pallas_variant_runs_like_the_default(tmp_path, variant):
-    """The Pallas kernels (here in Pallas' interpreter; u node-major or in warp tiles):
-    probes, energy, sparse formulation and a resumed checkpoint give the XLA default's
-    results (lossy region, current and soft sources)."""
-    kw = {"background": em.Medium(sigma=0.002)}
-    ref = _small_sim(variant="tets-node-sym-dam", **kw).run(progress=False)
-    sim = _small_sim(variant=variant, **kw)
-    got = sim.run(progress=False)
+def test_pallas_kernels_run_like_xla(tmp_path):
+    """The Pallas kernels (here in Pallas' interpreter; u in warp tiles, edge sums from
+    the sliced table): probes, energy, sparse formulation and a resumed checkpoint give
+    the XLA kernels' results (lossy region, current and soft sources)."""
+    from emjax.dga.solver import DGASolver
+
+    kw = {"background": em.Medium(sigma=0.002), "steps": 24}
+    ref = DGASolver(_small_sim(kernels="xla", **kw), chunk=12).run(progress=False)
+    # one solver, so that the interpreter's kernels compile once (one chunk length)
+    sol = DGASolver(_small_sim(kernels="pallas", **kw), chunk=12)
+    got = sol.run(progress=False)
     for c in ("Ex", "Ez", "Hy"):
         x, y = ref["p"].data[c], got["p"].data[c]
         assert np.max(np.abs(x - y)) <= 1e-12 * np.max(np.abs(x)), c
     w_ref, w = ref["W"].data["energy"], got["W"].data["energy"]
     assert np.max(np.abs(w - w_ref)) <= 1e-12 * np.max(np.abs(w_ref))
-    sparse = _small_sim("sparse", variant=variant, **kw).run(progress=False)
+    # the same set-up (layout, dt): the interpreter's power iteration runs once
+    sparse = DGASolver(_small_sim("sparse", kernels="pallas", **kw), setup=sol.setup,
+                       chunk=12).run(progress=False)
     x, y = ref["p"].data["Hy"], sparse["p"].data["Hy"]
     assert np.max(np.abs(x - y)) <= 1e-10 * np.max(np.abs(x))
-    from emjax.dga.solver import DGASolver
-
     ck = tmp_path / "pallas.h5"
-    DGASolver(sim).run(progress=False, checkpoint_every=12, checkpoint_path=ck)  # holds 24
-    again = DGASolver(sim).run(progress=False, resume=ck)
+    sol.run(progress=False, checkpoint_every=12, checkpoint_path=ck)  # holds step 12
+    again = sol.run(progress=False, resume=ck)
     assert np.array_equal(again["p"].data["Hy"], got["p"].data["Hy"])
 
 
-def test_kernel_variants_agree_to_rounding():
-    """Every memory layout (emjax.dga.layout.VARIANTS) advances the same lossy fields with a
-    current source to rounding: 30 float64 steps from the same canonical random state."""
+def _tiled_box_ops(sigma: bool):
+    """A 180-tet box whose nodes fall in two buckets (widths 8 and 14, 36 nodes each: a
+    full warp tile and a partial one in each), some dual volumes lossy."""
+    cx = build(structured.box((0.3, 0.2, 0.25), shape=(5, 3, 2)))
+    sig = np.where(np.arange(cx.num_tets) % 3 == 0, 0.01, 0.0) if sigma else None
+    ops = assemble(cx, np.full(cx.num_tets, 2 * eps0), np.full(cx.num_tets, mu0), sig,
+                   min_count=32)
+    assert len(ops.buckets) == 2, ops.buckets  # the concatenate / chained launches
+    assert all(b.count > 32 and b.count % 32 for b in ops.buckets)
+    assert ops.lossy == sigma
+    return ops
+
+
+@pytest.mark.parametrize("dtype, steps, lossy, tol",
+                         [(np.float64, 30, True, 1e-12), (np.float32, 5, False, 1e-5)])
+def test_kernels_agree_with_sparse_reference(dtype, steps, lossy, tol):
+    """The XLA kernels, the Pallas kernels (interpreter) and the seed's sparse "SpMV"
+    matrices advance the same fields with a current source to rounding, from the same
+    canonical random state: float64 with lossy dual volumes over 30 steps to 1e-12,
+    float32 lossless over 5 steps to 1e-5."""
     import jax
     import jax.numpy as jnp
 
     from emjax.dga import step as kern
-    from emjax.dga.layout import VARIANTS, kernel_arrays, make_layout
+    from emjax.dga.arrays import kernel_arrays, source_columns, sparse_arrays
+    from emjax.dga.layout import make_layout
 
-    cx = build(structured.cylinder(0.3, 0.2, rings=3, layers=2))
-    sig = np.where(np.arange(cx.num_tets) % 3 == 0, 0.01, 0.0)  # some lossy dual volumes
-    ops = assemble(cx, np.full(cx.num_tets, 2 * eps0), np.full(cx.num_tets, mu0), sig)
-    assert ops.lossy
+    ops = _tiled_box_ops(sigma=lossy)
+    nt, dt = ops.cx.num_tets, 2e-12
     rng = np.random.default_rng(1)
-    u0 = rng.standard_normal(ops.nu)
-    f0 = rng.standard_normal((4, cx.num_tets))
+    u0 = rng.standard_normal(ops.nu).astype(dtype)
+    f0 = rng.standard_normal((4, nt)).astype(dtype)
     edge = int(np.argmin(ops.pec))  # an interior edge carries the current
-    out = {}
-    for v in VARIANTS:
-        lay = make_layout(ops, v)
-        K = kernel_arrays(ops, lay, 2e-12, np.float64)
-        K["src_g"] = np.array([K.pop("gpos")[edge]], np.int32)
-        spec = lay.spec
-        if spec.shared:  # the two layers' tets share matrices: the merging is exercised
-            assert K["Ms_tab"].size <= 10 * cx.num_tets * 0.6, v
+    cur = np.sin(0.1 * np.arange(steps))[:, None].astype(dtype)
 
+    def run(faraday, ampere, lay, K):
         @jax.jit
-        def run(u, f, K, spec=spec):
-            def body(c, n):
+        def loop(u, f, K):
+            def body(c, i):
                 u, f = c
-                f = kern.faraday(u, f, K, spec)
-                return (kern.ampere(u, f, K, spec, jnp.sin(0.1 * n)[None]), f), None
-            return jax.lax.scan(body, (u, f), jnp.arange(30.0))[0]
+                f = faraday(u, f, K)
+                return (ampere(u, f, K, i), f), None
+            return jax.lax.scan(body, (u, f), cur)[0]
 
-        f_in = jnp.asarray(lay.f_from_canonical(f0))
-        u, f = run(jnp.asarray(lay.u_from_canonical(u0)), f_in, jax.device_put(K))
-        out[v] = (np.asarray(lay.u_canonical(u)), np.asarray(lay.f_canonical(f)))
-    ref_u, ref_f = out["rows-slot"]
+        u, f = loop(jnp.asarray(lay.u_from_canonical(u0)),
+                    jnp.asarray(lay.f_from_canonical(f0)), jax.device_put(K))
+        return np.asarray(lay.u_canonical(u)), np.asarray(lay.f_canonical(f))
+
+    out = {}
+    with jax.enable_x64(True):  # float64 arrays stay float64
+        for name in ("xla", "pallas"):
+            lay = make_layout(ops, name)
+            K = kernel_arrays(ops, lay, dt, dtype)
+            K["src_g"] = np.array([K.pop("gpos")[edge]], np.int32)
+            spec = lay.spec
+            out[name] = run(lambda u, f, K, spec=spec: kern.faraday(u, f, K, spec),
+                            lambda u, f, K, i, spec=spec: kern.ampere(u, f, K, spec, i), lay, K)
+        lay = make_layout(ops, "xla")
+        S = sparse_arrays(ops, lay, dt, dtype)
+        S["Qsrc"] = source_columns(ops, lay, dt, np.array([edge]), dtype)
+        out["sparse"] = run(kern.faraday_sparse, kern.ampere_sparse, lay, S)
+    ref_u, ref_f = out["sparse"]
     assert np.abs(ref_u - u0).max() > 1e-3 * np.abs(u0).max()  # the fields did evolve
-    for v, (u, f) in out.items():
+    for name, (u, f) in out.items():
         du = np.abs(u - ref_u).max() / np.abs(ref_u).max()
         df = np.abs(f - ref_f).max() / np.abs(ref_f).max()
-        print(f"{v}: u {du:.1e}, f {df:.1e}")
-        assert du < 1e-12 and df < 1e-12, v
+        print(f"{name}: u {du:.1e}, f {df:.1e}")
+        assert du < tol and df < tol, name
 
 
-def test_node_product_variants_match_float32():
-    """The XLA default (diagonal-major node matrices, u + concatenate of increments) and
-    the Pallas kernels (u node-major or in warp tiles, edge sums bucketed or sliced;
-    one launch per node bucket, chained in place) advance a lossless two-bucket mesh
-    (widths 10 and 14) as ``tets-node-sym-d`` does, to float32 rounding."""
+def test_pallas_kernels_lower_for_cuda(monkeypatch):
+    """Without a GPU the kernels run in Pallas' interpreter; lowered for CUDA they must
+    still become Triton kernels: Faraday, the sliced edge sums and one per node bucket."""
     import jax
     import jax.numpy as jnp
 
+    from emjax.dga import pallas
     from emjax.dga import step as kern
-    from emjax.dga.layout import kernel_arrays, make_layout
+    from emjax.dga.arrays import kernel_arrays
+    from emjax.dga.layout import make_layout
 
-    cx = build(structured.box((0.3, 0.2, 0.25), shape=(8, 8, 8)))
-    ops = assemble(cx, np.full(cx.num_tets, eps0), np.full(cx.num_tets, mu0))
-    rng = np.random.default_rng(2)
-    u0 = rng.standard_normal(ops.nu).astype(np.float32)
-    f0 = rng.standard_normal((4, cx.num_tets)).astype(np.float32)
-    out = {}
-    new = ("tets-node-sym-dam", "tets-node-sym-dam-p", "tets-node-sym-dam-pe",
-           "tets-tile-sym-dam-pe")
-    for v in ("tets-node-sym-d", *new):
-        lay = make_layout(ops, v)
-        assert len(lay.spec.buckets) == 2, lay.spec.buckets  # the concatenate is exercised
-        # full warp tiles and a partial last one in each bucket
-        assert all(nv > 32 and nv % 32 for _, _, nv in lay.spec.buckets), lay.spec.buckets
-        K = kernel_arrays(ops, lay, 0.2 * 0.3 / 8 / c0, np.float32)
-        K.pop("gpos")
-        spec = lay.spec
+    monkeypatch.setattr(pallas, "_interpret", lambda: False)
+    ops = _tiled_box_ops(sigma=True)
+    lay = make_layout(ops, "pallas")
+    K = kernel_arrays(ops, lay, 1e-12, np.float32)
+    K.pop("gpos")
 
-        @jax.jit
-        def run(u, f, K, spec=spec):
-            def body(i, c):
-                u, f = c
-                f = kern.faraday(u, f, K, spec)
-                return kern.ampere(u, f, K, spec), f
-            return jax.lax.fori_loop(0, 5, body, (u, f))
+    def step(u, f, K):
+        f = kern.faraday(u, f, K, lay.spec)
+        return kern.ampere(u, f, K, lay.spec), f
 
-        f_in = jnp.asarray(lay.f_from_canonical(f0))
-        u, _ = run(jnp.asarray(lay.u_from_canonical(u0)), f_in, jax.device_put(K))
-        out[v] = np.asarray(lay.u_canonical(u))
-    ref = out["tets-node-sym-d"]
-    assert np.abs(ref - u0).max() > 1e-2 * np.abs(u0).max()  # the fields did evolve
-    for v in new:
-        assert np.abs(out[v] - ref).max() <= 1e-5 * np.abs(ref).max(), v
+    args = (jnp.zeros(ops.nu, jnp.float32), jnp.zeros(lay.spec.f_shape, jnp.float32), K)
+    text = jax.jit(step).trace(*args).lower(lowering_platforms=("cuda",)).as_text()
+    assert text.count("custom_call @__gpu$xla.gpu.triton") == 2 + len(ops.buckets)
 
 
 def test_sliced_edge_sums_match_bucketed(monkeypatch):
-    """The sliced edge table of the ``-pe`` variants (one Pallas launch, here in the
-    interpreter; windows shortened so that several windows and slices are exercised)
-    gives every edge's circulation of h as the bucketed tables do, with little padding
+    """The sliced edge table of the Pallas kernels (one launch, here in the interpreter;
+    windows shortened so that several windows and slices are exercised) gives every
+    edge's circulation of h as the XLA kernels' bucketed tables do, with little padding
     on a mesh whose tets per edge run from 1 to 6."""
     import jax.numpy as jnp
 
-    from emjax.dga import layout, pallas
+    from emjax.dga import edges, pallas
     from emjax.dga import step as kern
-    from emjax.dga.layout import EDGE_SLICE, edge_slices, kernel_arrays, make_layout
+    from emjax.dga.arrays import kernel_arrays
+    from emjax.dga.edges import EDGE_SLICE, edge_slices
+    from emjax.dga.layout import make_layout
 
     cx = build(structured.box((0.3, 0.2, 0.25), shape=(8, 8, 8)))
     ops = assemble(cx, np.full(cx.num_tets, eps0), np.full(cx.num_tets, mu0))
@@ -338,17 +351,16 @@ def test_sliced_edge_sums_match_bucketed(monkeypatch):
     assert counts.min() == 1 and counts.max() == 6
     assert edge_slices(counts)[1].sum() * EDGE_SLICE <= 1.05 * counts.sum()
     win = 700  # windows that straddle slices
-    monkeypatch.setattr(layout, "EDGE_WINDOW", win)
+    monkeypatch.setattr(edges, "EDGE_WINDOW", win)
     assert counts.size > 5 * win
     order = edge_slices(counts)[0]
     for w0 in range(0, counts.size, win):  # sorted by decreasing count within each window
         c = counts[order[w0:w0 + win]]
         assert np.all(np.diff(c) <= 0) and set(order[w0:w0 + win]) == set(range(w0, w0 + c.size))
     f = np.random.default_rng(5).standard_normal((cx.num_tets, 4))
-    ref = make_layout(ops, "tets-node-sym-dam")
-    Kr = kernel_arrays(ops, ref, 1.0, np.float64)
-    G_ref = np.asarray(kern.edge_sums(jnp.asarray(f), Kr, ref.spec))[Kr["gpos"]]
-    K = kernel_arrays(ops, make_layout(ops, "tets-tile-sym-dam-pe"), 1.0, np.float64)
+    Kr = kernel_arrays(ops, make_layout(ops, "xla"), 1.0, np.float64)
+    G_ref = np.asarray(kern.edge_sums(jnp.asarray(f), Kr))[Kr["gpos"]]
+    K = kernel_arrays(ops, make_layout(ops, "pallas"), 1.0, np.float64)
     G = np.asarray(pallas.sliced_edge_sums(jnp.asarray(f), K["esl"]))
     assert G[0] == 0 and np.abs(G_ref).max() > 1.0
     assert np.abs(G[K["gpos"]] - G_ref).max() <= 1e-12 * np.abs(G_ref).max()
@@ -428,6 +440,23 @@ def test_scenario_roundtrip_and_estimate(tmp_path):
     assert load_builtin("cylinder-cavity").type == "DGATD"
     with pytest.raises(ValueError, match="exactly one"):
         em.DGATD(mesh=em.BoxMesh(size=(1, 1, 1), edge_length=0.5))
+
+
+@pytest.mark.parametrize("old, fix", [("tets-tile-sym-dam-pe", "kernels = 'pallas'"),
+                                      ("tets-node-sym-dam", "kernels = 'xla'"),
+                                      ("rows-slot", "'rows-slot' was removed")])
+def test_old_variant_key_names_its_replacement(tmp_path, old, fix):
+    """A scenario file of before the pruning, carrying ``variant``, is refused with a
+    message naming the field, its replacement ``kernels`` and the value to write."""
+    path = tmp_path / "old.toml"
+    _small_sim().save(path)
+    path.write_text(path.read_text().replace('kernels = "auto"', f'variant = "{old}"'))
+    assert f'variant = "{old}"' in path.read_text()
+    with pytest.raises(ValueError, match="replaced by 'kernels'") as err:
+        em.load_scenario(path)
+    assert fix in str(err.value) and f"variant = '{old}'" in str(err.value)
+    with pytest.raises(ValueError, match="'kernels'"):
+        em.DGATD(mesh=em.BoxMesh(size=(1, 1, 1), edge_length=0.5), steps=1, variant=old)
 
 
 def test_probe_outside_mesh_refused():

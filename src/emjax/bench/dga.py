@@ -3,24 +3,21 @@
 ``seed004-cylinder``: PEC cylinder R = 1 m, h = 0.5 m, structured ring mesh renumbered
 by reverse Cuthill-McKee, float32. Sizes (DoFs = 2 edges + 4 tets, the fractioned
 unknowns): about 0.85M and 2.6M (the seed's two meshes) and >= 20M on a GPU; 40k and
-150k on the CPU. The mesh and operators are built once per size; then *every* kernel
-variant of :mod:`emjax.dga.layout` (memory layouts, packed or full matrices) is timed:
-the Faraday and Ampere half-steps and the full step, each inside one jitted
-``fori_loop`` (see :func:`time_variant`), with its bytes per half-step counted two
-ways (:func:`emjax.dga.layout.half_step_bytes`: unique bytes, the roofline count, and
-the first version's nominal count with gathers per access) and the fraction of the
-measured copy bandwidth. A variant that fails to compile is recorded as FAILED and
-the others go on. The record "fastest variant" names the winner at each size. The
-Pallas variants (``-p``) are timed on a GPU only.
-``shared`` variants (one table of distinct matrices, see :mod:`emjax.dga.layout`) also
-record their tables' size: their bytes are smaller on this mesh of repeated layers. The
-global sparse (BCOO "SpMV") step and the default variant on a randomly numbered mesh
-are timed up to 3M DoFs (the sparse Ampere matrix holds about w x 2P entries per half
-edge, ~1e9 at 20M DoFs; NumPy set-up time).
+150k on the CPU. The mesh and operators are built once per size; then the dense
+kernels (:mod:`emjax.dga.layout`: ``"xla"``, and ``"pallas"`` on a GPU, where it is
+not its interpreter that is timed) are timed: the Faraday and Ampere half-steps and
+the full step, each inside one jitted ``fori_loop`` (see :func:`time_kernels`), with
+the bytes per half-step counted two ways (:func:`emjax.dga.arrays.half_step_bytes`:
+unique bytes, the roofline count, and the first version's nominal count with gathers
+per access) and the fraction of the measured copy bandwidth. Kernels that fail to
+compile are recorded as FAILED and the others go on. The global sparse (BCOO "SpMV")
+step, the seed's reference, and the XLA kernels on a randomly numbered mesh are timed
+up to 3M DoFs (the sparse Ampere matrix holds about w x 2P entries per half edge, ~1e9
+at 20M DoFs; NumPy set-up time).
 
-Environment: ``EMJAX_DGA_BENCH_DOFS=20e6`` (comma-separated sizes) and
-``EMJAX_DGA_BENCH_VARIANTS=tets-node-sym,rows-slot`` restrict the run (for a 10-minute
-device limit: set-up is NumPy and takes minutes at 20M DoFs).
+:func:`seed004_cylinder` takes the sizes (``dofs``) and the kernels to time; for a
+10-minute device limit (set-up is NumPy and takes minutes at 20M DoFs), run one size
+from a script: ``seed004_cylinder(dofs=(20e6,))``.
 
 Seed 004 Table I (Tesla C2075, 102 GB/s; speed-ups over one Xeon core):
 0.85M DoFs: SpMV 13.42, custom 16.58; 2.6M DoFs: SpMV 15.84, custom 19.50; its Faraday
@@ -30,7 +27,6 @@ give the sparse/dense ratio and the fraction of copy bandwidth instead.
 
 from __future__ import annotations
 
-import os
 import statistics
 import time
 from collections.abc import Callable
@@ -72,9 +68,11 @@ def _median_loop(run, args, n: int, repeats: int) -> float:
     return statistics.median(ts) / n
 
 
-def time_variant(ops, lay, dt: float, n: int = 50, repeats: int = 5, seed: int = 0,
+def time_kernels(ops, lay, dt: float, n: int = 50, repeats: int = 5, seed: int = 0,
                  K: dict | None = None) -> dict:
-    """Seconds per Faraday half-step, Ampere half-step and full step of one variant.
+    """Seconds per Faraday half-step, Ampere half-step and full step of one layout's
+    kernels (``lay``: :func:`emjax.dga.layout.make_layout`; ``K`` its
+    :func:`emjax.dga.arrays.kernel_arrays` at ``dt``, built when not given).
 
     Each is timed inside one jitted ``fori_loop`` of ``n`` iterations, as the solver's
     scan runs them (no per-call dispatch in the figure). A half-step repeated on fixed
@@ -84,7 +82,7 @@ def time_variant(ops, lay, dt: float, n: int = 50, repeats: int = 5, seed: int =
     from jax import lax
 
     from ..dga import step as kern
-    from ..dga.layout import kernel_arrays
+    from ..dga.arrays import kernel_arrays
 
     spec = lay.spec
     K = dict(K) if K is not None else kernel_arrays(ops, lay, dt, np.float32)
@@ -123,22 +121,28 @@ def time_variant(ops, lay, dt: float, n: int = 50, repeats: int = 5, seed: int =
     return out
 
 
-def measure(mesh, dt: float, variants=None, sparse: bool = True, random_order: bool = True,
+def default_kernels() -> tuple[str, ...]:
+    """The kernels timed by default: XLA, and Pallas on a GPU (off it Pallas runs only in
+    its interpreter: not a timing worth recording)."""
+    return ("xla", "pallas") if on_gpu() else ("xla",)
+
+
+def measure(mesh, dt: float, kernels=None, sparse: bool = True, random_order: bool = True,
             n: int = 50, repeats: int = 5) -> dict:
-    """Timings (s) and bytes of every variant on one ``TetMesh`` (air-filled, PEC walls)
-    at time step ``dt`` (s); see the module docstring."""
+    """Timings (s) and bytes of each of ``kernels`` (default :func:`default_kernels`) on
+    one ``TetMesh`` (air-filled, PEC walls) at time step ``dt`` (s); with ``sparse`` the
+    BCOO step, with ``random_order`` the XLA kernels on the mesh randomly renumbered."""
     from jax import lax
 
     from ..constants import eps0, mu0
     from ..dga import step as kern
+    from ..dga.arrays import half_step_bytes
+    from ..dga.arrays import sparse_arrays as sparse_kernel_arrays
     from ..dga.complex import build
-    from ..dga.layout import DEFAULT_VARIANT, VARIANTS, half_step_bytes, kernel_arrays, make_layout
-    from ..dga.layout import sparse_arrays as sparse_kernel_arrays
+    from ..dga.layout import make_layout
     from ..dga.mass import assemble
 
-    # Pallas runs off the GPU only in its interpreter: not a timing worth recording
-    variants = list(variants or [v for v in VARIANTS
-                                 if on_gpu() or not VARIANTS[v].get("pallas")])
+    kernels = tuple(kernels or default_kernels())
 
     def setup(mesh):
         cx = build(mesh)
@@ -148,22 +152,17 @@ def measure(mesh, dt: float, variants=None, sparse: bool = True, random_order: b
     t0 = time.perf_counter()
     cx, ops = setup(mesh)
     out = {"dofs": cx.num_dofs, "tets": cx.num_tets, "setup_s": time.perf_counter() - t0,
-           "variants": {}}
-    for v in variants:
-        lay = make_layout(ops, v)
-        K = kernel_arrays(ops, lay, dt, np.float32)  # once: the shared tables set the bytes
-        rec = {"bytes": half_step_bytes(ops, lay, K=K)}
-        if lay.spec.shared:  # how far the mesh's repetition shrank the matrix tables
-            rec["table_mb"] = (K["Ms_tab"].nbytes + sum(B["Dtab"].nbytes
-                                                        for B in K["buckets"])) / 1e6
+           "kernels": {}}
+    for name in kernels:
+        lay = make_layout(ops, name)
+        rec = {"bytes": half_step_bytes(ops, lay)}
         try:
-            rec.update(time_variant(ops, lay, dt, n=n, repeats=repeats, K=K))
-        except Exception as e:  # a variant that fails to compile must not hide the others
+            rec.update(time_kernels(ops, lay, dt, n=n, repeats=repeats))
+        except Exception as e:  # kernels that fail to compile must not hide the others
             rec["error"] = f"{type(e).__name__}: {str(e)[:300]}"
-        del K
-        out["variants"][v] = rec
+        out["kernels"][name] = rec
     if sparse:
-        lay = make_layout(ops, DEFAULT_VARIANT)
+        lay = make_layout(ops, "xla")
         S = jax.device_put(sparse_kernel_arrays(ops, lay, dt, np.float32))
         u = jnp.zeros(ops.nu, jnp.float32).at[0].set(1.0)
         f = lay.spec.f_zeros(jnp.float32)
@@ -178,26 +177,24 @@ def measure(mesh, dt: float, variants=None, sparse: bool = True, random_order: b
         del S
     if random_order:
         _, opsr = setup(mesh.permuted_random())
-        r = time_variant(opsr, make_layout(opsr, DEFAULT_VARIANT), dt, n=n, repeats=repeats)
+        r = time_kernels(opsr, make_layout(opsr, "xla"), dt, n=n, repeats=repeats)
         out["random_step_s"] = r["step_s"]
     return out
 
 
-def seed004_cylinder(targets=None, variants=None) -> list[dict]:
+def seed004_cylinder(dofs=None, kernels=None) -> list[dict]:
+    """Records of the case (module docstring). ``dofs``: target sizes (default 854,752,
+    2,625,360 and 20M DoFs on a GPU, 40k and 150k elsewhere); ``kernels``: the dense
+    kernels timed (default :func:`default_kernels`)."""
     from ..constants import c0
     from ..dga import structured
-    from ..dga.layout import DEFAULT_VARIANT, auto_variant
+    from ..dga.layout import auto_kernels
 
     case = "seed004-cylinder"
     dev = device_name()
     gpu = on_gpu()
-    env_sizes = os.environ.get("EMJAX_DGA_BENCH_DOFS")
-    env_variants = os.environ.get("EMJAX_DGA_BENCH_VARIANTS")
-    if env_sizes:
-        targets = tuple(int(float(x)) for x in env_sizes.split(","))
-    if env_variants:
-        variants = tuple(v.strip() for v in env_variants.split(","))
-    targets = targets or ((854_752, 2_625_360, 20_000_000) if gpu else (40_000, 150_000))
+    targets = tuple(int(float(x)) for x in dofs) if dofs else (
+        (854_752, 2_625_360, 20_000_000) if gpu else (40_000, 150_000))
     bw = copy_bandwidth(1 << 30 if gpu else 1 << 26)
     recs = []
 
@@ -206,6 +203,7 @@ def seed004_cylinder(targets=None, variants=None) -> list[dict]:
                      "unit": unit, "device": dev})
 
     rec("-", "copy bandwidth", bw / 1e9, "GB/s")
+    auto = auto_kernels(gpu)
     for target in targets:
         r, L = rings_for(target)
         small = cylinder_dofs(r, L) <= 3_000_000
@@ -213,48 +211,42 @@ def seed004_cylinder(targets=None, variants=None) -> list[dict]:
         mesh = structured.cylinder(1.0, 0.5, rings=r, layers=L)
         mesh_s = time.perf_counter() - t0
         dt = 0.3 * (1.0 / r) / c0  # below the stable step of the ring mesh
-        m = measure(mesh, dt, variants=variants, sparse=small, random_order=small,
+        m = measure(mesh, dt, kernels=kernels, sparse=small, random_order=small,
                     n=100 if small else 30, repeats=5 if gpu else 2)
         size = f"{m['dofs']} DoFs ({m['tets']} tets, rings {r}, layers {L})"
         rec(size, "mesh and operator set-up (NumPy)", mesh_s + m["setup_s"], "s")
-        best = None
-        for v, mv in m["variants"].items():
-            if "error" in mv:
-                rec(size, f"{v}: FAILED ({mv['error']})", float("nan"), "")
+        for name, mk in m["kernels"].items():
+            if "error" in mk:
+                rec(size, f"{name}: FAILED ({mk['error']})", float("nan"), "")
                 continue
             for half in ("faraday", "ampere"):
-                t = mv[f"{half}_s"]
-                b, bn = mv["bytes"][half], mv["bytes"][f"{half}_nominal"]
-                rec(size, f"{v}: {half} half-step time", t * 1e3, "ms")
-                rec(size, f"{v}: {half} unique bytes per half-step", b / 1e6, "MB")
-                rec(size, f"{v}: {half} achieved bandwidth (unique bytes)", b / t / 1e9, "GB/s")
-                rec(size, f"{v}: {half} fraction of copy bandwidth (unique bytes)", b / t / bw,
-                    "")
-                rec(size, f"{v}: {half} fraction of copy bandwidth (nominal bytes, v1 count)",
+                t = mk[f"{half}_s"]
+                b, bn = mk["bytes"][half], mk["bytes"][f"{half}_nominal"]
+                rec(size, f"{name}: {half} half-step time", t * 1e3, "ms")
+                rec(size, f"{name}: {half} unique bytes per half-step", b / 1e6, "MB")
+                rec(size, f"{name}: {half} achieved bandwidth (unique bytes)", b / t / 1e9,
+                    "GB/s")
+                rec(size, f"{name}: {half} fraction of copy bandwidth (unique bytes)",
+                    b / t / bw, "")
+                rec(size, f"{name}: {half} fraction of copy bandwidth (nominal bytes, v1 count)",
                     bn / t / bw, "")
-            if "table_mb" in mv:
-                rec(size, f"{v}: distinct-matrix tables (tets + nodes)", mv["table_mb"], "MB")
-            rec(size, f"{v}: step time (fused jit)", mv["step_s"] * 1e3, "ms")
-            rec(size, f"{v}: DoF updates per second", m["dofs"] / mv["step_s"] / 1e9, "GDoF/s")
-            rec(size, f"{v}: compile time of the step loop", mv["step_compile_s"], "s")
-            if best is None or mv["step_s"] < m["variants"][best]["step_s"]:
-                best = v
-        auto = auto_variant(gpu)
-        if best is not None:
-            rec(size, f"fastest variant: {best} (auto: {auto})",
-                m["variants"][best]["step_s"] * 1e3, "ms")
-        ref = m["variants"].get(DEFAULT_VARIANT, {})
+            rec(size, f"{name}: step time (fused jit)", mk["step_s"] * 1e3, "ms")
+            rec(size, f"{name}: DoF updates per second", m["dofs"] / mk["step_s"] / 1e9,
+                "GDoF/s")
+            rec(size, f"{name}: compile time of the step loop", mk["step_compile_s"], "s")
+            if "sparse_step_s" in m:
+                rec(size, f"speed-up {name} / SpMV", m["sparse_step_s"] / mk["step_s"], "x")
         if "sparse_step_s" in m:
             rec(size, "sparse (BCOO SpMV) step time", m["sparse_step_s"] * 1e3, "ms")
-            for v in dict.fromkeys((auto, DEFAULT_VARIANT)):
-                if "step_s" in m["variants"].get(v, {}):
-                    rec(size, f"speed-up {v} / SpMV",
-                        m["sparse_step_s"] / m["variants"][v]["step_s"], "x")
-        if "random_step_s" in m and "step_s" in ref:
-            rec(size, f"{DEFAULT_VARIANT} step, random numbering", m["random_step_s"] * 1e3, "ms")
-            rec(size, "slow-down from random numbering", m["random_step_s"] / ref["step_s"], "x")
-    for dofs, sp in SEED_TABLE.items():
-        rec(f"seed {dofs} DoFs", "seed Table I custom / SpMV",
+        timed = {k: v["step_s"] for k, v in m["kernels"].items() if "step_s" in v}
+        if timed:
+            best = min(timed, key=timed.get)
+            rec(size, f"fastest kernels: {best} (auto: {auto})", timed[best] * 1e3, "ms")
+        if "random_step_s" in m and "xla" in timed:
+            rec(size, "xla step, random numbering", m["random_step_s"] * 1e3, "ms")
+            rec(size, "slow-down from random numbering", m["random_step_s"] / timed["xla"], "x")
+    for n_dofs, sp in SEED_TABLE.items():
+        rec(f"seed {n_dofs} DoFs", "seed Table I custom / SpMV",
             sp["custom"] / sp["spmv"], "x")
     rec("seed C2075", "seed Faraday kernel fraction of bandwidth", 98 / 102, "")
     return recs

@@ -3,9 +3,10 @@
 Modules: ``mesh`` (TetMesh, checks, quality, RCM renumbering, meshio I/O),
 ``structured`` (dependency-free box and cylinder meshers), ``generate`` (scenario mesh
 specs, optional gmsh), ``complex`` (primal/dual incidence, fractioned unknowns),
-``mass`` (fractioned mass matrices, curls, sparse reference), ``layout`` (the kernel
-variants' memory layouts and arrays, bytes per half-step), ``step``
-(pure JAX kernels), ``stability`` (power iteration, eigsh of the pencil), ``solver``
+``mass`` (fractioned mass matrices, curls, sparse reference), ``layout`` (the memory
+orders of the XLA and Pallas kernels), ``edges`` (edge-sum tables), ``arrays`` (the
+kernels' packed arrays, bytes per half-step), ``step`` (pure JAX kernels), ``pallas``
+(Triton kernels), ``stability`` (power iteration, eigsh of the pencil), ``solver``
 (the scan driver). Kernel modules import neither pydantic nor the model.
 """
 

@@ -13,7 +13,7 @@ Faraday step uses ``A_t = (M^mu_t)^{-1} s_t C_REF`` (4 x 6 on full-edge circulat
 the Ampere step uses ``(M^eps_v)^{-1} diag(sign)`` per node, restricted to the half
 edges that are not on a PEC boundary edge (those stay zero).
 
-Canonical layout (the kernel variants of :mod:`emjax.dga.layout` permute it; see
+Canonical layout (the kernels' layouts of :mod:`emjax.dga.layout` permute it; see
 :mod:`emjax.dga.step` for the kernels and the bytes they move):
 
 * f: (4, nt), tets minor, so that neighbouring tets are neighbouring words;
@@ -59,8 +59,6 @@ class Operators:
         A: (4, 6, nt) Faraday matrices ``(M^mu_t)^{-1} C_t`` (1/H per m... : f per u).
         Mmu: (4, 4, nt) for the energy.
         hs, he: (6, nt) flat u positions of the side-0 and side-1 halves of each local edge.
-        eidx: (P, ne) positions in the flat (6 nt + 1) per-tet edge contributions, 6 nt
-            for padding; P = most tets around an edge.
         buckets: list of :class:`Bucket`.
         nu: length of the flat u (padding included).
         pec: (ne,) bool, edges held at zero.
@@ -71,7 +69,6 @@ class Operators:
     Mmu: np.ndarray
     hs: np.ndarray
     he: np.ndarray
-    eidx: np.ndarray
     buckets: list[Bucket]
     nu: int
     pec: np.ndarray
@@ -127,9 +124,12 @@ def choose_buckets(degree: np.ndarray, min_share: float = 0.01,
 
 
 def assemble(cx: Complex, eps_t: np.ndarray, mu_t: np.ndarray, sigma_t: np.ndarray | None = None,
-             pec_boundary: bool = True, min_share: float = 0.01) -> Operators:
-    """Build the operators; materials per tet in SI (F/m, H/m, S/m)."""
-    nt, ne, nn = cx.num_tets, cx.num_edges, cx.num_nodes
+             pec_boundary: bool = True, min_share: float = 0.01,
+             min_count: int = 256) -> Operators:
+    """Build the operators; materials per tet in SI (F/m, H/m, S/m). ``min_share``,
+    ``min_count``: node buckets of :func:`choose_buckets` (tests lower ``min_count`` to
+    get several buckets on a small mesh)."""
+    ne, nn = cx.num_edges, cx.num_nodes
     Me_r, Mmu_r = hex_matrices(cx, eps_t, mu_t)
     Ms_r = None
     if sigma_t is not None and np.any(sigma_t > 0):
@@ -146,7 +146,7 @@ def assemble(cx: Complex, eps_t: np.ndarray, mu_t: np.ndarray, sigma_t: np.ndarr
     slot_r = cx.slot[edge_r, side_r[None]]  # (nt, 4, 3)
     node_r = cx.tets  # (nt, 4)
 
-    width = choose_buckets(cx.degree, min_share=min_share)
+    width = choose_buckets(cx.degree, min_share=min_share, min_count=min_count)
     buckets, offset = [], 0
     bucket_of = np.empty(nn, np.int64)
     pos_of = np.empty(nn, np.int64)
@@ -195,21 +195,12 @@ def assemble(cx: Complex, eps_t: np.ndarray, mu_t: np.ndarray, sigma_t: np.ndarr
         out.append(Bucket(width=w, nodes=nodes, offset=off, edge=edge, free=free,
                           Minv_s=Minv_s, Meps=Meps, Msig=Msig, sign=sign))
 
-    # Faraday gathers and the Ampere edge sums
+    # Faraday gathers (the edge-sum tables are the layout's: emjax.dga.edges)
     hs = he_pos[cx.tet_edges, 0].T.copy()  # (6, nt)
     he = he_pos[cx.tet_edges, 1].T.copy()
-    contrib = (np.arange(6)[None, :] * nt + np.arange(nt)[:, None]).ravel()  # t6 flat index
-    edge_of = cx.tet_edges.ravel()
-    order = np.argsort(edge_of, kind="stable")
-    counts = cx.tets_per_edge
-    P = int(counts.max())
-    first = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    rank = np.arange(order.size) - first[edge_of[order]]
-    eidx = np.full((P, ne), 6 * nt, np.int64)
-    eidx[rank, edge_of[order]] = contrib[order]
     return Operators(cx=cx, A=np.ascontiguousarray(np.moveaxis(A, 0, 2)),
                      Mmu=np.ascontiguousarray(np.moveaxis(Mmu, 0, 2)), hs=hs, he=he,
-                     eidx=eidx, buckets=out, nu=nu, pec=pec, he_pos=he_pos)
+                     buckets=out, nu=nu, pec=pec, he_pos=he_pos)
 
 
 def restricted_inverse(M: np.ndarray, free: np.ndarray) -> np.ndarray:

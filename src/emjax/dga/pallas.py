@@ -1,33 +1,32 @@
 """Pallas (Triton) kernels of the DGATD leapfrog: one thread block per run of tets,
 edges or nodes, each element's gathers done once.
 
-Same arithmetic and results (to rounding) as the XLA kernels of :mod:`emjax.dga.step` for
-the variant ``tets-node-sym-dam`` (f (nt, 4), node-order u, packed cyclic node diagonals
-stored (nd, nv, w); its arrays through these kernels: variant ``-dam-p``), which remain
-the reference. ``-pe`` variants take the edge sums in one launch from the sliced table
-(:func:`emjax.dga.layout.edge_slices`), and ``tets-tile-sym-dam-pe`` (``auto`` on a GPU)
-holds u in warp tiles as well (:func:`emjax.dga.layout.tile_position`). Why they
-exist: on an H100 XLA splits each half-step into several kernels. In Faraday it writes
-the six edge circulations of every tet out and reads them back (each has several
-consumers, and XLA does not fuse a gather into more than one); in Ampere it writes the
-gathered signed edge sums x of the widest node bucket out and runs the edge sums as
-one kernel per bucket of edges. Measured (20.2M DoFs, 2026-11-23): Faraday 0.244 ms,
-0.58 of the copy bandwidth, Ampere 0.33 ms, 0.49 (``benchmarks/dga_forms.py``, ncu in
-BENCHMARKS.md). Here:
+The ``kernels="pallas"`` layout (:mod:`emjax.dga.layout`): same arithmetic and results
+(to rounding; on an H100 bitwise equal over 2000 steps) as the XLA kernels of
+:mod:`emjax.dga.step`, which remain the reference, on the same f (nt, 4) and packed
+matrices, with u in warp tiles (:func:`emjax.dga.layout.tile_position`) and the edge
+sums from one sliced table (:func:`emjax.dga.edges.edge_slices`). Why they exist: on
+an H100 XLA splits each half-step into several kernels. In Faraday it writes the six
+edge circulations of every tet out and reads them back (each has several consumers,
+and XLA does not fuse a gather into more than one); in Ampere it writes the gathered
+signed edge sums x of the widest node bucket out and runs the edge sums as one kernel
+per bucket of edges. Measured (20.2M DoFs, 2026-11-23): XLA Faraday 0.244 ms, 0.58 of
+the copy bandwidth, Ampere 0.33 ms, 0.49 (``benchmarks/dga_forms.py``, ncu in
+BENCHMARKS.md); these kernels 0.167 and 0.239 ms (2026-11-25). Here:
 
 * :func:`faraday`: a program per ``block`` tets gathers the 12 half-edge values of each
   once, forms the 4 increments and updates f in place (aliased);
-* :func:`edge_sums`: a program per ``block`` edges of one edge bucket, two gathers of f
-  per (edge, tet) code, written into G in place (G[0] = 0 written by the first bucket);
-  or :func:`sliced_edge_sums` (``-pe`` variants): one launch, a program per slice of the
-  sliced table looping over the slice's own width;
+* :func:`sliced_edge_sums`: one launch, a program per slice of the sliced table looping
+  over the slice's own width, two gathers of f per (edge, tet) code;
 * :func:`node_products`: a program per ``block`` nodes of one node bucket gathers each
   node's w signed edge sums once and updates its w entries of u in place (lossy
   buckets: ``u <- P u + Q x`` with P full).
 
-One launch per bucket: all buckets in one launch (each program picking its bucket under
-``pl.when``) ran the Ampere half-step in 1.05 ms instead of 0.28 at 20.2M DoFs (H100,
-2026-11-23), though faster on a 0.87M-DoF mesh, where launches dominate.
+One launch per node bucket: all buckets in one launch (each program picking its bucket
+under ``pl.when``) ran the Ampere half-step in 1.05 ms instead of 0.28 at 20.2M DoFs
+(H100, 2026-11-23), though faster on a 0.87M-DoF mesh, where launches dominate. A
+launch per bucket of edges (edges bucketed by their tets, as the XLA kernels read
+them) and node-major u measured slower and were removed (BENCHMARKS.md, 2026-11-25).
 
 Off the GPU they run in Pallas' interpreter (slow; for tests on small meshes).
 """
@@ -42,7 +41,8 @@ from jax import lax
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import triton as plt
 
-from .layout import EDGE_SLICE, tile_position
+from .edges import EDGE_SLICE
+from .layout import tile_position
 from .step import _FACE_TERMS, _KM, _KP, _SYM4_ROW
 
 TUNING = {"faraday": (256, 8), "edges": (256, 8), "nodes": (128, 4)}
@@ -52,7 +52,7 @@ against 0.297 at (512, 4), whose four elements per thread hold too many register
 enough warps in flight; evict-first hints on the streamed loads doubled Ampere. With u in
 warp tiles the node kernel runs best at (128, 4): Ampere 0.228 against 0.246 ms at
 (256, 8) (2026-11-25; (64, 2) 0.225). The sliced edge kernel's programs hold
-``layout.EDGE_SLICE`` edges: only its warp count is taken from here."""
+``edges.EDGE_SLICE`` edges: only its warp count is taken from here."""
 
 
 def _interpret() -> bool:
@@ -94,7 +94,7 @@ def _faraday_kernel(u_ref, hs_ref, he_ref, ms_ref, f_ref, o_ref, *, nt: int, blo
 def faraday(u, f, hs, he, Ms):
     """f (nt, 4) minus the dt-scaled ``s_t (M^mu_t)^{-1} C_t u`` of every tet, in place.
     ``hs``/``he`` (6, nt) int32 positions in u of each local edge's two half edges,
-    ``Ms`` (10, nt) the packed symmetric matrices (rows in ``layout.SYM4`` order)."""
+    ``Ms`` (10, nt) the packed symmetric matrices (rows in ``arrays.SYM4`` order)."""
     nt = f.shape[0]
     block, warps = TUNING["faraday"]
     kern = functools.partial(_faraday_kernel, nt=nt, block=block)
@@ -118,42 +118,6 @@ def _code_value(f_ref, code):
     return jnp.where((code & 8) != 0, -v, v)
 
 
-def _edge_kernel(f_ref, tab_ref, *rest, start: int, n: int, width: int, block: int,
-                 first: bool):
-    o_ref = rest[-1]
-    e, m = _rows(block, n)
-    acc = None
-    for p in range(width):
-        v = _code_value(f_ref, plt.load(tab_ref.at[p, e], mask=m, other=7))
-        acc = v if acc is None else acc + v
-    plt.store(o_ref.at[start + e], acc, mask=m)
-    if first:
-        @pl.when(pl.program_id(0) == 0)
-        def _():
-            o_ref[0] = jnp.zeros((), o_ref.dtype)
-
-
-def edge_sums(f, ebk):
-    """G (1 + ne,): G[0] = 0, then the signed circulation of h around each edge's dual
-    face, edges bucketed as in ``K["ebk"]`` (tables (width, ne_b) of codes ``16 t + 8
-    [s_t < 0] + local edge``, 7 for padding); a launch per bucket, writing its part of G
-    in place."""
-    ff = f.reshape(-1)
-    block, warps = TUNING["edges"]
-    ne = sum(tab.shape[1] for tab in ebk)
-    G, start = None, 1
-    for tab in ebk:
-        width, n = tab.shape
-        kern = functools.partial(_edge_kernel, start=start, n=n, width=width, block=block,
-                                 first=G is None)
-        shape = jax.ShapeDtypeStruct((1 + ne,), f.dtype)
-        grid = -(-n // block)
-        G = (_call(kern, shape, grid, warps, {}, ff, tab) if G is None
-             else _call(kern, shape, grid, warps, {2: 0}, ff, tab, G))
-        start += n
-    return G
-
-
 def _sliced_edge_kernel(f_ref, codes_ref, start_ref, width_ref, o_ref):
     s = pl.program_id(0)
     lane = jnp.arange(EDGE_SLICE, dtype=jnp.int32)
@@ -171,9 +135,11 @@ def _sliced_edge_kernel(f_ref, codes_ref, start_ref, width_ref, o_ref):
 
 
 def sliced_edge_sums(f, esl):
-    """G (1 + ns EDGE_SLICE,) as :func:`edge_sums`, from the sliced table ``K["esl"]``
-    (:func:`emjax.dga.layout.edge_slices`): a program per slice loops over its own width;
-    the last slice's unused lanes give zeros past the edges."""
+    """G (1 + ns EDGE_SLICE,): G[0] = 0, then the signed circulation of h around each
+    edge's dual face, edges in table order, from the sliced table ``K["esl"]``
+    (:func:`emjax.dga.edges.edge_tables`; codes ``16 t + 8 [s_t < 0] + local edge``, 7
+    for padding): a program per slice loops over its own width; the last slice's unused
+    lanes give zeros past the edges."""
     ns = esl["start"].shape[0]
     shape = jax.ShapeDtypeStruct((1 + ns * EDGE_SLICE,), f.dtype)
     return _call(_sliced_edge_kernel, shape, ns, TUNING["edges"][1], {}, f.reshape(-1),
@@ -181,7 +147,7 @@ def sliced_edge_sums(f, esl):
 
 
 def _node_kernel(G_ref, g_ref, D_ref, *rest, off: int, nv: int, w: int, half: bool,
-                 lossy: bool, tile: bool, block: int):
+                 lossy: bool, block: int):
     Dh_ref = rest[0] if half else None
     P_ref = rest[-3] if lossy else None
     u_ref, o_ref = rest[-2], rest[-1]
@@ -196,7 +162,7 @@ def _node_kernel(G_ref, g_ref, D_ref, *rest, off: int, nv: int, w: int, half: bo
         g = entry(g_ref, (), j, other=0)
         gv = G_ref[jnp.abs(g)]
         x.append(jnp.where(g < 0, -gv, gv))
-    pos = [off + (tile_position(v, i, w, nv) if tile else v * w + i) for i in range(w)]
+    pos = [off + tile_position(v, i, w, nv) for i in range(w)]
     uu = [plt.load(u_ref.at[pos[i]], mask=m, other=0.0) for i in range(w)]
     for i in range(w):
         acc = entry(D_ref, (0,), i) * x[i]
@@ -213,20 +179,19 @@ def _node_kernel(G_ref, g_ref, D_ref, *rest, off: int, nv: int, w: int, half: bo
         plt.store(o_ref.at[pos[i]], acc, mask=m)
 
 
-def node_products(u, G, offsets, buckets, tile: bool = False):
+def node_products(u, G, offsets, buckets):
     """u with the w entries of every node advanced by ``(M^eps_v)^{-1} x`` (``x = sign
     G[|gidx|]``), in place, a launch per node bucket; lossy buckets by ``P u + Q x``.
     ``offsets``: each bucket's start in u; ``buckets``: ``K["buckets"]``, each with
     ``gidx`` (nv, w), ``D`` (nd, nv, w), ``Dh`` (nv, w / 2) for even w, ``P`` (nv, w, w)
-    when lossy. ``tile``: u in the ``tile`` order of
-    :func:`emjax.dga.layout.tile_position` instead of node-major."""
+    when lossy; u in the warp tiles of :func:`emjax.dga.layout.tile_position`."""
     block, warps = TUNING["nodes"]
     for off, B in zip(offsets, buckets, strict=True):
         nv, w = B["gidx"].shape
         half, lossy = "Dh" in B, "P" in B
         args = [G, B["gidx"], B["D"]] + [B[k] for k in ("Dh", "P") if k in B] + [u]
         kern = functools.partial(_node_kernel, off=off, nv=nv, w=w, half=half,
-                                 lossy=lossy, tile=tile, block=block)
+                                 lossy=lossy, block=block)
         u = _call(kern, jax.ShapeDtypeStruct(u.shape, u.dtype), -(-nv // block), warps,
                   {len(args) - 1: 0}, *args)
     return u

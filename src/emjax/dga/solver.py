@@ -31,17 +31,9 @@ from ..driver.precision import require_x64
 from ..errors import InstabilityError, SetupError
 from ..model.scenario import MAX_STEPS
 from . import step as kern
+from .arrays import energy_arrays, kernel_arrays, source_columns, sparse_arrays
 from .complex import OTHERS, Complex, build, hexahedra, local_edge_index
-from .layout import (
-    VARIANTS,
-    Layout,
-    auto_variant,
-    energy_arrays,
-    kernel_arrays,
-    make_layout,
-    source_columns,
-    sparse_arrays,
-)
+from .layout import Layout, auto_kernels, make_layout
 from .mass import Operators, assemble
 from .mesh import TetMesh
 from .stability import spectral_radius, stable_dt
@@ -87,10 +79,12 @@ DEVICE_BYTES_PER_TET = 400
 indices; the benchmark counts 280): the refusal before meshing uses it."""
 
 
-def _variant(sim) -> str:
-    if sim.variant != "auto":
-        return sim.variant
-    return auto_variant(gpu=jax.default_backend() == "gpu")
+def _kernels(sim) -> str:
+    """``"xla"`` or ``"pallas"``: the scenario's ``kernels``, ``"auto"`` resolved for
+    the device JAX runs on (:func:`emjax.dga.layout.auto_kernels`)."""
+    if sim.kernels != "auto":
+        return sim.kernels
+    return auto_kernels(gpu=jax.default_backend() == "gpu")
 
 
 def prepare(sim) -> DGASetup:
@@ -103,10 +97,10 @@ def prepare(sim) -> DGASetup:
     eps, mu, sig = materials(sim, mesh)
     ops = assemble(cx, eps, mu, sig)
     dtype = kern.np_dtype(sim.dtype)
-    lay = make_layout(ops, _variant(sim))
+    lay = make_layout(ops, _kernels(sim))
     # float64 whatever the run's dtype: |K v| ~ rho ~ 1e20 1/s^2 overflows float32 norms
     K1 = jax.device_put(kernel_arrays(ops, lay, 1.0, np.float64, lossless=True))
-    # the start vector drawn in the canonical order, so that every variant gets the same dt
+    # the start vector drawn in the canonical order, so that both kernels get the same dt
     v0 = lay.u_from_canonical(np.random.default_rng(0).standard_normal(ops.nu))
     rho = spectral_radius(K1, lay.spec, energy_arrays(ops, np.float64), ops.nu, lay.free(ops),
                           v0=v0)
@@ -383,16 +377,15 @@ def estimate(sim) -> dict[str, int]:
     mesh = make_mesh(sim)
     cx = build(mesh)
     isz = 4 if sim.dtype == "float32" else 8
-    nt, ne = cx.num_tets, cx.num_edges
+    nt = cx.num_tets
     w = choose_buckets(cx.degree)
     nu = int(w.sum())
     mat = int((w.astype(np.int64) ** 2).sum())
     P = int(cx.tets_per_edge.max())
-    sym = VARIANTS[_variant(sim)]["sym"]
     packed = int((w.astype(np.int64) * (w + 1) // 2).sum())
     out = {"fields": (nu + 4 * nt) * isz,
-           "faraday": nt * ((10 if sym else 24) * isz + 48 + isz),
-           "ampere": (packed if sym else mat) * isz + nu * 4 + (6 * nt if sym else P * ne) * 4,
+           "faraday": nt * (10 * isz + 48),  # packed matrices, hs/he
+           "ampere": packed * isz + nu * 4 + 6 * nt * 4,  # node matrices, gidx, edge codes
            "energy": (16 * nt + mat) * isz if sim.energy else 0,
            "scan_buffers": 2 * (nu + 4 * nt) * isz}
     if sim.formulation == "sparse":

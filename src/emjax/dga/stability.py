@@ -28,12 +28,12 @@ def spectral_radius(K1: dict, spec, E: dict, nu: int, free: np.ndarray, iters: i
                     seed: int = 0, v0: np.ndarray | None = None) -> float:
     """Largest eigenvalue of K (1/s^2) by ``iters`` power iterations.
 
-    K1: lossless dense kernel arrays of the variant ``spec`` with dt = 1
-    (:func:`emjax.dga.layout.kernel_arrays`); E: canonical energy arrays (Mmu, Meps per
-    bucket); free: (nu,) mask of the unknowns in the variant's order; v0: the start
-    vector (random when None; give it to make variants agree bit for bit in dt).
+    K1: lossless dense kernel arrays of the layout ``spec`` with dt = 1
+    (:func:`emjax.dga.arrays.kernel_arrays`); E: canonical energy arrays (Mmu, Meps per
+    bucket); free: (nu,) mask of the unknowns in the layout's order; v0: the start
+    vector (random when None; give it to make both kernels agree bit for bit in dt).
     """
-    dtype = K1["orient"].dtype
+    dtype = K1["Ms"].dtype
     mask = jnp.asarray(free, dtype)
     if v0 is None:
         v0 = jax.random.normal(jax.random.PRNGKey(seed), (nu,), dtype)

@@ -14,7 +14,6 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
-from ..dga.layout import VARIANTS
 from .base import EmModel, Vec3
 from .media import Medium
 from .monitors import EnergyMonitor, Probe
@@ -132,6 +131,10 @@ class MeshSnapshot(EmModel):
     interval: int = Field(..., ge=1, description="Steps between frames.")
 
 
+_VARIANT_KERNELS = {"auto": "auto", "tets-node-sym-dam": "xla", "tets-tile-sym-dam-pe": "pallas"}
+"""The old ``variant`` names that live on as ``kernels``."""
+
+
 class DGATD(_Scenario):
     """A fractioned DGATD run (seed 004) on a PEC-bounded tetrahedral mesh.
 
@@ -153,12 +156,27 @@ class DGATD(_Scenario):
     dtype: Literal["float32", "float64"] = Field("float32", description="Field precision.")
     formulation: Literal["dense", "sparse"] = Field(
         "dense", description="Batched local matrices (custom) or global sparse (SpMV).")
-    variant: Literal[("auto", *VARIANTS)] = Field(  # type: ignore[valid-type]
-        "auto", description="Memory layout of the dense kernels (emjax.dga.layout): f order "
-        "(tets/rows), u order (node/slot), packed symmetric or full matrices, XLA or Pallas "
-        "('-p') kernels; all give the same fields to rounding. 'auto' picks by mesh size and "
-        "device (emjax.dga.layout.auto_variant).")
+    kernels: Literal["auto", "xla", "pallas"] = Field(
+        "auto", description="Kernels of the dense formulation (emjax.dga.layout): 'xla' "
+        "(jitted JAX; the reference and the CPU path), 'pallas' (Triton kernels; on a GPU, "
+        "elsewhere only in Pallas' slow interpreter) or 'auto' (Pallas on a GPU, XLA "
+        "elsewhere). Both give the same fields to rounding; with formulation = 'sparse' "
+        "only the order of the state follows it.")
     renumber: bool = Field(True, description="Reverse Cuthill-McKee renumbering of the mesh.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed(cls, data):
+        """Old scenarios' ``variant`` (a layout name) is refused with its replacement."""
+        if isinstance(data, dict) and "variant" in data:
+            v = data["variant"]
+            now = _VARIANT_KERNELS.get(v) if isinstance(v, str) else None
+            fix = (f"write kernels = '{now}'" if now else
+                   f"the layout {v!r} was removed (its measurements are in BENCHMARKS.md); "
+                   "write kernels = 'auto'")
+            raise ValueError(f"variant = {v!r}: the field 'variant' was replaced by 'kernels' "
+                             f"('auto', 'xla' or 'pallas'); {fix}")
+        return data
 
     @model_validator(mode="after")
     def _check(self):

@@ -1,0 +1,166 @@
+"""The arrays the DGATD kernels read, packed in a layout's order (NumPy, at set-up).
+
+From the canonical operators (:mod:`emjax.dga.mass`), a :class:`~emjax.dga.layout.Layout`
+and its edge tables (:mod:`emjax.dga.edges`), :func:`kernel_arrays` builds, scaled by dt
+(float arrays in the run's dtype, indices int32):
+
+* Faraday: ``hs``, ``he`` (6, nt) the positions in u of each local edge's two half
+  edges; ``Ms`` (10, nt) the symmetric ``s_t (M^mu_t)^{-1}`` packed in ``SYM4`` order
+  (the +-1 curl ``C_REF`` is applied in the kernel);
+* Ampere: the edge tables (``ebk`` or ``esl``) and, per node bucket, ``gidx`` (nv, w)
+  the signed position in G of each half edge's edge sum, ``D`` (nd, nv, w) the cyclic
+  diagonals of the symmetric ``(M^eps_v)^{-1}`` (d = 0 .. (w - 1) // 2), ``Dh`` (nv,
+  w / 2) for even w the half diagonal, and for lossy buckets ``P`` (nv, w, w) of the
+  Crank-Nicolson update ``u <- P u + Q x`` (Q then in D);
+* ``gpos`` (ne,) each edge's position in G (for current sources).
+
+Also: the canonical mass matrices of the energy monitor (:func:`energy_arrays`), the
+global sparse matrices of the seed's "SpMV" formulation in the layout's orders
+(:func:`sparse_arrays`, :func:`source_columns`), and the bytes a half-step moves
+(:func:`half_step_bytes`, for the benchmark's roofline fractions).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .edges import edge_tables, table_codes
+from .layout import Layout
+from .mass import Bucket, Operators, lossy_factors
+
+SYM4 = ((0, 0), (1, 1), (2, 2), (3, 3), (0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3))
+"""Packed order of the 10 entries of a symmetric 4x4 matrix (rows of K["Ms"])."""
+
+
+def _pack_cyclic(M: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """Symmetric (w, w, nv) -> (D (nd, w, nv), Dh (h, nv) or None): ``D[d, i] =
+    M[i, (i + d) mod w]`` for d = 0 .. (w - 1) // 2, and for even w ``Dh[i] = M[i, i + w/2]``
+    (i < w/2), exactly w (w + 1) / 2 numbers per node."""
+    w = M.shape[0]
+    nd = (w - 1) // 2 + 1
+    i = np.arange(w)
+    D = np.stack([M[i, (i + d) % w] for d in range(nd)])
+    Dh = M[np.arange(w // 2), np.arange(w // 2) + w // 2] if w % 2 == 0 else None
+    return D, Dh
+
+
+def _node_major(x: np.ndarray) -> np.ndarray:
+    """(..., nv) -> (nv, ...)."""
+    return np.ascontiguousarray(np.moveaxis(x, -1, 0))
+
+
+def node_arrays(b: Bucket, gpos: np.ndarray, ne: int, dt: float, dtype,
+                lossless: bool = False) -> dict:
+    """One node bucket's ``gidx``, ``D``, ``Dh`` and ``P`` (see the module docstring)."""
+    sign = b.sign.astype(np.int64)
+    gidx = np.where(b.edge < ne, np.append(gpos, 0)[np.minimum(b.edge, ne)], 0) * sign
+    if b.Msig is not None and not lossless:
+        Pm, Q = lossy_factors(b, dt)
+        Minv = Q * b.sign[None]  # unsigned: the sign travels in gidx
+    else:
+        Pm, Minv = None, b.Minv_s * b.sign[None] * dt
+    Minv = 0.5 * (Minv + np.swapaxes(Minv, 0, 1))
+    D, Dh = _pack_cyclic(Minv)
+    B = {"gidx": gidx.T.astype(np.int32),
+         "D": np.ascontiguousarray(np.moveaxis(D, 2, 1)).astype(dtype)}  # (nd, nv, w)
+    if Dh is not None:
+        B["Dh"] = _node_major(Dh).astype(dtype)
+    if Pm is not None:
+        B["P"] = _node_major(Pm).astype(dtype)
+    return B
+
+
+def kernel_arrays(ops: Operators, lay: Layout, dt: float, dtype, lossless: bool = False) -> dict:
+    """Arrays of the layout's dense kernels, scaled by dt (module docstring).
+
+    ``lossless=True`` drops conductivity (the operator K of the stability analysis).
+    """
+    cx = ops.cx
+    Minv = np.linalg.inv(np.moveaxis(ops.Mmu, 2, 0))  # (nt, 4, 4), symmetric
+    Minv = 0.5 * (Minv + np.swapaxes(Minv, 1, 2))
+    s = cx.orientation[:, None] * dt
+    Ms = np.stack([Minv[:, k, m] for k, m in SYM4]) * s.T  # (10, nt)
+    K: dict = {"hs": lay.hs.astype(np.int32), "he": lay.he.astype(np.int32),
+               "Ms": Ms.astype(dtype)}
+    gpos, tables = edge_tables(ops, lay.spec)
+    K.update(tables)
+    K["buckets"] = [node_arrays(b, gpos, cx.num_edges, dt, dtype, lossless)
+                    for b in ops.buckets]
+    K["gpos"] = gpos.astype(np.int32)  # for sources: G position of each edge
+    return K
+
+
+def energy_arrays(ops: Operators, dtype) -> dict:
+    """Canonical-order mass matrices: Mmu (4, 4, nt), Meps per bucket (w, w, nv)."""
+    return {"Mmu": ops.Mmu.astype(dtype), "Meps": [b.Meps.astype(dtype) for b in ops.buckets]}
+
+
+def sparse_arrays(ops: Operators, lay: Layout, dt: float, dtype) -> dict:
+    """The global BCOO matrices of the "SpMV" formulation, in the layout's orders."""
+    from jax.experimental import sparse as jsparse
+
+    from .mass import sparse_matrices
+
+    F, G, Pm, _ = sparse_matrices(ops, dt)
+    fperm = lay.f_pos.ravel()  # canonical row k nt + t -> layout position
+
+    def remap(M, rows, cols):
+        M = M.tocoo()
+        r = M.row if rows is None else rows[M.row]
+        c = M.col if cols is None else cols[M.col]
+        return jsparse.BCOO.from_scipy_sparse(
+            type(M)((M.data.astype(dtype), (r, c)), shape=M.shape).tocsr())
+
+    out = {"F": remap(F, fperm, lay.u_perm), "G": remap(G, lay.u_perm, fperm)}
+    if Pm is not None:
+        out["P"] = remap(Pm, lay.u_perm, lay.u_perm)
+    return out
+
+
+def source_columns(ops: Operators, lay: Layout, dt: float, edges: np.ndarray, dtype):
+    """BCOO (nu, nsrc): the columns of the Ampere update for current sources on ``edges``."""
+    import scipy.sparse as sp
+    from jax.experimental import sparse as jsparse
+
+    from .mass import sparse_matrices
+
+    _, _, _, Q = sparse_matrices(ops, dt)
+    Q = Q[:, edges].tocoo()
+    Q = sp.coo_matrix((Q.data.astype(dtype), (lay.u_perm[Q.row], Q.col)), shape=Q.shape)
+    return jsparse.BCOO.from_scipy_sparse(Q.tocsr())
+
+
+def half_step_bytes(ops: Operators, lay: Layout, itemsize: int = 4) -> dict[str, int]:
+    """Bytes per half-step of a layout, two counts (see :mod:`emjax.dga.step`):
+
+    ``faraday`` / ``ampere``: unique bytes, every array the kernel touches read or
+    written once at its size (index tables, matrices, fields; a gathered array counted
+    once, as its gathers hit cache when the numbering is local);
+    ``faraday_nominal`` / ``ampere_nominal``: the first version's count, each gathered
+    value counted per access.
+    """
+    cx = ops.cx
+    nt, ne, nu = cx.num_tets, cx.num_edges, ops.nu
+    isz = itemsize
+    far = 10 * isz * nt + 48 * nt + nu * isz + 8 * isz * nt  # Ms, hs/he, u, f r/w
+    far_nom = far - nu * isz + 12 * isz * nt
+    packed = sum(b.width * (b.width + 1) // 2 * b.count for b in ops.buckets)
+    lossy = sum(b.width * b.width * b.count for b in ops.buckets if b.Msig is not None)
+    pairs = table_codes(cx.tets_per_edge, lay.spec)
+    amp = 4 * isz * nt + 4 * pairs + 2 * isz * ne + 4 * nu + (packed + lossy) * isz \
+        + 2 * nu * isz  # node indices: one per half edge
+    # nominal: gathered edge-sum terms per (edge, tet) slot and G per node slot
+    amp_nom = amp + pairs * isz + nu * isz
+    return {"faraday": int(far), "ampere": int(amp), "faraday_nominal": int(far_nom),
+            "ampere_nominal": int(amp_nom)}
+
+
+__all__ = [
+    "SYM4",
+    "energy_arrays",
+    "half_step_bytes",
+    "kernel_arrays",
+    "node_arrays",
+    "source_columns",
+    "sparse_arrays",
+]
