@@ -149,7 +149,7 @@ def locate(cx: Complex, points) -> tuple[np.ndarray, np.ndarray]:
 
 
 def probe_arrays(ops: Operators, lay: Layout, points, dtype) -> dict:
-    """Indices (in the variant's u and flat f) and 3x3 reconstruction matrices of e and
+    """Indices (in the layout's u and flat f) and 3x3 reconstruction matrices of e and
     h at ``points``."""
     cx = ops.cx
     t, i = locate(cx, points)
@@ -302,7 +302,8 @@ class DGASolver:
         return {"solver": "DGATD", "dt": s.dt, "rho": s.rho, "steps": steps,
                 "tets": s.cx.num_tets, "edges": s.cx.num_edges, "nodes": s.cx.num_nodes,
                 "dofs": s.cx.num_dofs, "dtype": self.sim.dtype,
-                "formulation": self.sim.formulation, "edge_mean": q["edge_mean"],
+                "formulation": self.sim.formulation, "kernels": _kernels(self.sim),
+                "edge_mean": q["edge_mean"],
                 "source_edges": [int(e) for e, _ in self.source_edges],
                 "wall_time_s": wall, "compile_time_s": compile_s, "dofs_per_s": rate,
                 **environment()}
