@@ -1,15 +1,100 @@
-"""Test configuration: CPU only, float64 available, deterministic.
+"""Test configuration and the small scenarios many tests build.
 
-emjax switches 64-bit JAX types on only for runs that ask for them
-(:mod:`emjax.driver.precision`); the tests also build float64 kernel inputs by hand,
-so they switch it on for the whole session. The float32 path with it off is tested
-in a fresh interpreter (tests/driver).
+CPU only, float64 available, deterministic. emjax switches 64-bit JAX types on only
+for runs that ask for them (:mod:`emjax.driver.precision`); the tests also build
+float64 kernel inputs by hand, so they switch it on for the whole session. The
+float32 path with it off is tested in a fresh interpreter (tests/driver).
+
+Fixtures ``small_fdtd3d``, ``small_fdtd2d``, ``small_dgatd`` and ``small_fdfd`` hand
+out factories of tiny scenarios of each solver (a source, a probe where the solver
+has probes; keyword arguments override fields): a few seconds to run on one core.
 """
 
 import os
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
-import jax
+import pytest
 
-jax.config.update("jax_enable_x64", True)
+
+def pytest_configure(config):
+    """64-bit JAX types for the session (in a hook, so that a subprocess that imports
+    this file for its scenario factories keeps JAX's default)."""
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+
+
+def fdtd3d(steps: int = 50, **kw):
+    """10x9x8 cells of 1 mm, 2-cell CPML, a z dipole at 60 GHz, a probe, a snapshot
+    plane (every 6 steps) and an energy monitor (every 4)."""
+    import emjax as em
+
+    kw = {"name": "small3d", "domain": em.Domain(shape=(10, 9, 8), spacing=1e-3),
+          "boundary": em.CPML(thickness=2), "steps": steps,
+          "sources": [em.PointDipole(position=(0.2e-3, -0.3e-3, 0.1e-3), polarization="z",
+                                     waveform=em.GaussianPulse(f0=60e9, fwidth=30e9))],
+          "monitors": [em.Probe(name="p", positions=[(1e-3, 1e-3, -1e-3)], components=["Ez"]),
+                       em.FieldSnapshot(name="s", center=(0, 0, 0), size=(2e-3, 2e-3, 0),
+                                        interval=6, components=["Ez"]),
+                       em.EnergyMonitor(name="w", interval=4)], **kw}
+    return em.FDTD3D(**kw)
+
+
+def fdtd2d(steps: int = 50, **kw):
+    """TMz, 20x20 cells of 15 mm, 4-cell split-field PML, a line source at 1 GHz, a probe."""
+    import emjax as em
+
+    kw = {"name": "small2d", "polarization": "TMz",
+          "domain": em.Domain2D(size=(0.3, 0.3), spacing=0.015),
+          "sources": [em.LineSource(position=(0, 0),
+                                    waveform=em.GaussianPulse(f0=1e9, fwidth=0.5e9))],
+          "monitors": [em.Probe(name="p", positions=[(0.05, 0.05, 0)], components=["Ez"])],
+          "boundary": em.SplitPML(thickness=4), "steps": steps, **kw}
+    return em.FDTD2D(**kw)
+
+
+def dgatd(steps: int = 50, **kw):
+    """A PEC box of 0.3 x 0.2 x 0.2 m meshed at 0.1 m, an edge source, a probe."""
+    import emjax as em
+
+    kw = {"name": "smalldga", "mesh": em.BoxMesh(size=(0.3, 0.2, 0.2), edge_length=0.1),
+          "steps": steps,
+          "sources": [em.MeshEdgeSource(position=(0.15, 0.1, 0.1), direction=(0, 0, 1),
+                                        waveform=em.GaussianPulse(f0=5e8, fwidth=3e8))],
+          "probes": [em.Probe(name="p", positions=[(0.1, 0.1, 0.1)], components=["Ez"])],
+          **kw}
+    return em.DGATD(**kw)
+
+
+def fdfd(spacing: float = 0.024, thickness: int = 3, **kw):
+    """The seed's sphere (radius 7.2 cm, eps_r 4, sigma 0.05 S/m, 1 GHz) on a coarse
+    grid (resolution warnings are expected), solved to 1e-12."""
+    import emjax as em
+
+    kw.setdefault("solver", em.FDFDSolver(tol=1e-12, max_iter=4000))
+    return em.FDFD3D(
+        domain=em.Domain(size=(0.32, 0.32, 0.32), spacing=spacing), frequency=1e9,
+        structures=[em.Structure(geometry=em.Sphere(radius=0.072),
+                                 medium=em.Medium(eps_r=4.0, sigma=0.05))],
+        boundary=em.PML(thickness=thickness), rcs=False, **kw)
+
+
+@pytest.fixture(scope="session")
+def small_fdtd3d():
+    return fdtd3d
+
+
+@pytest.fixture(scope="session")
+def small_fdtd2d():
+    return fdtd2d
+
+
+@pytest.fixture(scope="session")
+def small_dgatd():
+    return dgatd
+
+
+@pytest.fixture(scope="session")
+def small_fdfd():
+    return fdfd

@@ -40,16 +40,6 @@ import jax.numpy as jnp  # noqa: E402
 from emjax.fdfd import operator, setup  # noqa: E402
 
 
-def small(spacing=0.024, thickness=3, **kw) -> FDFD3D:
-    """The seed's sphere on a coarse grid (warnings about resolution are expected)."""
-    kw.setdefault("solver", FDFDSolver(tol=1e-12, max_iter=4000))
-    return FDFD3D(
-        domain=Domain(size=(0.32, 0.32, 0.32), spacing=spacing), frequency=1e9,
-        structures=[Structure(geometry=Sphere(radius=0.072),
-                              medium=Medium(eps_r=4.0, sigma=0.05))],
-        boundary=PML(thickness=thickness), rcs=False, **kw)
-
-
 def prepared(sim, **kw):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -96,8 +86,8 @@ def assemble(ce, ch, shape):
 
 
 @pytest.fixture(scope="module")
-def case():
-    sim = small(spacing=0.032, thickness=2)
+def case(small_fdfd):
+    sim = small_fdfd(spacing=0.032, thickness=2)
     prep = prepared(sim, storage="arrays")
     ce, _, ch = setup.coefficient_arrays(prep.st)
     g = assemble(ce, ch, prep.st.grid.shape)
@@ -266,8 +256,8 @@ def test_structure_in_pml_rejected():
                structures=[Structure(geometry=Sphere(radius=0.09), medium=Medium(eps_r=2))])
 
 
-def test_nonconvergence_best_iterate_and_error():
-    sim = small(solver=FDFDSolver(tol=1e-12, max_iter=20, progress_every=5))
+def test_nonconvergence_best_iterate_and_error(small_fdfd):
+    sim = small_fdfd(solver=FDFDSolver(tol=1e-12, max_iter=20, progress_every=5))
     with pytest.warns(UserWarning, match="did not converge"):
         res = fsolver.run(sim)
     assert not res.metadata["converged"]
@@ -280,10 +270,10 @@ def test_nonconvergence_best_iterate_and_error():
 
 
 @pytest.mark.parametrize("pre", ["auto", "none"])
-def test_checkpoint_resume(tmp_path, pre):
+def test_checkpoint_resume(tmp_path, pre, small_fdfd):
     """A run stopped half-way and resumed from its checkpoint reaches the uninterrupted
     solution (default fastdiag-preconditioned and plain COCG)."""
-    sim = small(solver=FDFDSolver(tol=1e-10, max_iter=4000, progress_every=2,
+    sim = small_fdfd(solver=FDFDSolver(tol=1e-10, max_iter=4000, progress_every=2,
                                   preconditioner=pre))
     full = fsolver.run(sim)
     half = 2 * max(1, full.metadata["iterations"] // 4)  # even: a whole number of chunks
@@ -300,6 +290,6 @@ def test_checkpoint_resume(tmp_path, pre):
     b = again["scattered"].data["Ex"]
     err = np.linalg.norm(a - b) / np.linalg.norm(a)
     assert err <= 1e-8, err
-    other = small(spacing=0.026)
+    other = small_fdfd(spacing=0.026)
     with pytest.raises(CheckpointError, match="another scenario"):
         fsolver.run(other, resume=ck)
