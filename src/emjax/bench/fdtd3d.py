@@ -205,11 +205,9 @@ def seed001_pml_thickness(thicknesses=None, steps: int | None = None,
     bytes per cell, plus :func:`psi_traffic_per_slab_cell` of the strategy per psi
     cell), with the deviation in %, and the deviation of the growth with thickness (the
     least-squares slope of measured against predicted cost over the thicknesses, which
-    leaves out a strategy's fixed per-step cost); and the cost relative to Mur. Mur is
-    timed twice: planes folded into the update and written in place
-    (``update3d.MUR_FOLD``); the folded one is the reference.
+    leaves out a strategy's fixed per-step cost); and the cost relative to Mur (its
+    planes folded into the update, the one way src/ writes them).
     """
-    from ..fdtd import update3d
     from ..fdtd.setup import psi_bytes
     from ..fdtd.solver import FDTDSolver
     from ..model.boundaries import Mur
@@ -265,31 +263,25 @@ def seed001_pml_thickness(thicknesses=None, steps: int | None = None,
         psi_cells = psi // (4 * item)
         rec(t, "all cells", n_tot, "cells")
         if t == 0:
-            fold = update3d.MUR_FOLD
             pec = _mri_variant(base, boundary=PEC().model_dump())
             variants = (
-                (True, "Mur", _sibling(first, base)),
-                (False, "Mur, planes written in place", _sibling(first, base)),
-                (True, "PEC walls", _sibling(first, pec, mur=(), pec_low=(True,) * 3)),
+                ("Mur", _sibling(first, base)),
+                ("PEC walls", _sibling(first, pec, mur=(), pec_low=(True,) * 3)),
             )
-            try:
-                for how, label, solver in variants:
-                    update3d.MUR_FOLD = how  # read when the step is traced
-                    s_step, compile_s = timed(solver)
-                    rec(t, f"{label}: all cells", n_tot / s_step / 1e9, "Gcells/s")
-                    rec(t, f"{label}: non-PML cells", n_int / s_step / 1e9, "Gcells/s")
-                    rec(t, f"{label}: ms per step", s_step * 1e3, "ms")
-                    rec(t, f"{label}: fraction of copy bandwidth",
-                        n_tot / s_step * b_cell / bw, "")
-                    rec(t, f"{label}: vs seed's Mur", n_int / s_step / 1e6 / SEED001_MRI_MUR,
-                        "x")
-                    rec(t, f"{label}: compile", compile_s, "s")
-                    if label == "Mur":
-                        mur_s = s_step
-                    elif label == "PEC walls":
-                        bare_s, bare_bytes = s_step, n_tot * b_cell
-            finally:
-                update3d.MUR_FOLD = fold
+            for label, solver in variants:
+                s_step, compile_s = timed(solver)
+                rec(t, f"{label}: all cells", n_tot / s_step / 1e9, "Gcells/s")
+                rec(t, f"{label}: non-PML cells", n_int / s_step / 1e9, "Gcells/s")
+                rec(t, f"{label}: ms per step", s_step * 1e3, "ms")
+                rec(t, f"{label}: fraction of copy bandwidth",
+                    n_tot / s_step * b_cell / bw, "")
+                rec(t, f"{label}: vs seed's Mur", n_int / s_step / 1e6 / SEED001_MRI_MUR,
+                    "x")
+                rec(t, f"{label}: compile", compile_s, "s")
+                if label == "Mur":
+                    mur_s = s_step
+                elif label == "PEC walls":
+                    bare_s, bare_bytes = s_step, n_tot * b_cell
             rec(t, f"Mur: target ({SEED001_TARGET_FACTOR}x the seed's Mur)",
                 SEED001_TARGET_FACTOR * SEED001_MRI_MUR / 1e3, "Gcells/s")
             continue

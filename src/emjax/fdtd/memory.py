@@ -123,9 +123,9 @@ def _scatter_bytes(sim, item: int) -> dict[str, int]:
     return out
 
 
-def check_fits(sim, chunk: int | None = None) -> dict[str, int]:
+def check_fits(sim, chunk: int | None = None, align: int | None = None) -> dict[str, int]:
     """Raise :class:`ResourceError` when the estimate exceeds the free device memory."""
-    return refuse_if_too_large(sim.name, estimate(sim, chunk))
+    return refuse_if_too_large(sim.name, estimate(sim, chunk, align))
 
 
 SHARDED_COPIES = 4

@@ -39,22 +39,28 @@ from .update3d import Layout
 
 AXIS = {"x": 0, "y": 1, "z": 2}
 
-ALIGN_Z: int | None = None
-"""Stored z size of the 3D arrays is rounded up to a multiple of this (None: 4 on
-accelerators, 1 on a CPU). XLA's GPU loop fusions handle 4 consecutive elements per
-thread, and the x-shifted reads of the curl (offset ny*nz) are vector-aligned only
-when ny*nz is a multiple of 4: an H100 stepped (322, 338, 335) at 23.5 Gcells/s and
-(324, 340, 337) at 39.4. The padding lies beyond the upper z wall and is inert
-(``grid.yee``). Tests set it to force padding on a CPU."""
+ACCELERATOR_ALIGN_Z = 4
+"""Stored z size of the 3D arrays on an accelerator is rounded up to a multiple of this
+(1 on a CPU). XLA's GPU loop fusions handle 4 consecutive elements per thread, and the
+x-shifted reads of the curl (offset ny*nz) are vector-aligned only when ny*nz is a
+multiple of 4: an H100 stepped (322, 338, 335) at 23.5 Gcells/s and (324, 340, 337) at
+39.4. The padding lies beyond the upper z wall and is inert (``grid.yee``)."""
+
+
+def _on_accelerator() -> bool:
+    import jax
+
+    return jax.default_backend() != "cpu"
 
 
 def align_z() -> int:
-    """The z alignment in effect (``ALIGN_Z``, or the backend's default)."""
-    if ALIGN_Z is not None:
-        return max(1, int(ALIGN_Z))
-    import jax
+    """The backend's z alignment: :data:`ACCELERATOR_ALIGN_Z` on accelerators, 1 on a CPU."""
+    return ACCELERATOR_ALIGN_Z if _on_accelerator() else 1
 
-    return 1 if jax.default_backend() == "cpu" else 4
+
+def tfsf_fold() -> bool:
+    """The backend's TF/SF choice (``update3d.Layout.tfsf_fold``): folded on accelerators."""
+    return _on_accelerator()
 
 
 def z_padding(faces, nz: int, align: int | None = None) -> int:
@@ -175,7 +181,8 @@ def mur_faces(sim, dt: float) -> tuple[tuple[int, int, float], ...]:
 def prepare(sim, *, align: int | None = None) -> FDTDSetup:
     """Build the host-side set-up of an FDTD3D scenario.
 
-    align: z alignment of the stored arrays (None: :func:`align_z`; 1: no padding).
+    align: z alignment of the stored arrays (None: the backend's, :func:`align_z`;
+    1: no padding).
     """
     dom = sim.domain
     faces = sim.faces
@@ -257,6 +264,7 @@ def prepare(sim, *, align: int | None = None) -> FDTDSetup:
         pec_low=tuple(isinstance(lo, PEC | CPML) for lo, _ in faces),
         strategy=sim.cpml_strategy,
         mur=mur,
+        tfsf_fold=tfsf_fold(),
     )
 
     setup = FDTDSetup(

@@ -59,16 +59,19 @@ class FDTDSolver:
     placement = None  # emjax.parallel.Placement of a sharded run (issue #7); None: 1 device
 
     def __init__(self, sim, *, chunk: int | None = None, check_memory: bool = True,
-                 devices=None, shard_axis: str = "x"):
+                 devices=None, shard_axis: str = "x", align: int | None = None):
+        """``align``: z alignment of the stored arrays (None: the backend's,
+        ``setup.align_z``; tests force padding on a CPU with 4)."""
         self.chunk = chunk or _default_chunk(sim.num_steps)
-        if check_memory and devices is None:  # before rasterizing: refused at once
-            check_fits(sim, self.chunk)
-        elif check_memory:
-            check_fits_per_device(sim, self.chunk, devices, shard_axis)
         # Split along z, the padding could break the even split the user chose; the
         # shards' own z extent decides their alignment there anyway.
-        along_z = devices is not None and shard_axis in ("z", 2)
-        self.setup: FDTDSetup = prepare(sim, align=1 if along_z else None)
+        if devices is not None and shard_axis in ("z", 2):
+            align = 1
+        if check_memory and devices is None:  # before rasterizing: refused at once
+            check_fits(sim, self.chunk, align)
+        elif check_memory:
+            check_fits_per_device(sim, self.chunk, devices, shard_axis)
+        self.setup: FDTDSetup = prepare(sim, align=align)
         self.sim = sim
         if devices is not None:  # --- sharding hook (emjax.parallel, issue #7) ---
             from ..parallel import placement
