@@ -417,29 +417,3 @@ def test_conformal_pec_beats_staircase_for_tez_cylinder():
     staircase's."""
     rms = {c: v2.cylinder_rms_db(10, "TEz", radius=0.5, conformal=c) for c in (True, False)}
     assert rms[True] < 0.7 * rms[False], rms
-
-
-@pytest.mark.parametrize("pol", ["TMz", "TEz"])
-def test_one_pass_kernel_equals_two_pass(pol):
-    """The fused one-pass step (neighbouring H recomputed inside the E update) gives the
-    two-pass fields, with media (CIS) and PEC walls, to float64 rounding."""
-    def make(kernel):
-        return em.FDTD2D(
-            polarization=pol, kernel=kernel, domain=em.Domain2D(shape=(30, 26), spacing=1e-3),
-            boundary=em.PEC(), steps=60, dtype="float64", conformal=False,
-            structures=[em.Structure2D(geometry=em.Circle(center=(2e-3, 1e-3), radius=4e-3),
-                                       medium=em.Medium(eps_r=3, mu_r=2, sigma=0.5)),
-                        em.Structure2D(geometry=em.Rectangle(center=(-6e-3, -4e-3),
-                                                             size=(3e-3, 5e-3)),
-                                       medium=em.PEC())],
-            sources=[em.LineSource(position=(-4e-3, 5e-3), polarization="z" if pol == "TMz"
-                                   else "x", waveform=em.GaussianPulse(f0=30e9, fwidth=15e9))])
-
-    a, b = _fields(make("two_pass")), _fields(make("one_pass"))
-    scale = max(np.abs(F).max() for F in a)
-    assert scale > 0
-    err = max(np.abs(x - y).max() for x, y in zip(a, b, strict=True)) / scale
-    assert err < 1e-12, err
-    with pytest.raises(ValidationError, match="one_pass"):
-        make("one_pass").model_copy(update={"boundary": em.CPML()}).model_validate(
-            make("one_pass").model_dump() | {"boundary": {"type": "CPML"}})

@@ -166,8 +166,7 @@ def prepare(sim) -> FDTD2DSetup:
                                         False, dt, dtype),
             }
     layout = Layout2D(shape=grid.shape[:2], inv_d=tuple(1.0 / d for d in grid.spacing[:2]),
-                      polarization=sim.polarization, slabs=slabs, split=tuple(split),
-                      one_pass=sim.kernel == "one_pass")
+                      polarization=sim.polarization, slabs=slabs, split=tuple(split))
     setup = FDTD2DSetup(
         sim=sim, grid=grid, layout=layout, dtype=dtype, dt=dt, steps=sim.num_steps,
         coeffs={"E": cE, "H": cH}, energy_weights=None, pml=pml, sources=sources,
