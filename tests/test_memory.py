@@ -22,6 +22,7 @@ import pytest
 
 from emjax import cli
 from emjax.bench.parallel import THICKNESS, scenario
+from emjax.driver import memory as dmemory
 from emjax.errors import ResourceError
 from emjax.fdtd import cpml, memory
 from emjax.fdtd.solver import FDTDSolver
@@ -83,7 +84,7 @@ def test_dry_run_2048_cubed_by_arithmetic(tmp_path, capsys):
 def test_too_large_run_is_refused_before_allocation(tmp_path, monkeypatch):
     """On an 80 GiB device, 2048^3 float32 (~200 GiB) is refused with both figures,
     before the grid is rasterized (any allocation would fail this test)."""
-    monkeypatch.setattr(memory, "available_bytes", lambda: (80 * 2**30, "an 80 GiB GPU"))
+    monkeypatch.setattr(dmemory, "available_bytes", lambda: (80 * 2**30, "an 80 GiB GPU"))
 
     def no_allocation(*a, **k):
         raise AssertionError("rasterized before refusing")
