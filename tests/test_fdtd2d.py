@@ -363,7 +363,8 @@ def test_conformal_geometry_is_exact_and_consistent(radius):
     cut cell. Sampled geometry (16 sub-samples) broke the latter where the boundary
     runs within 1/32 of a cell of a grid line: such slivers got zero area, stayed out
     of the cut set and were updated as full vacuum cells (0.87 dB on tez-cylinder)."""
-    from emjax.fdtd.setup2d import _b_at, _edge_crossings, _pec_at, prepare
+    from emjax.fdtd.conformal2d import _edge_crossings, _pec_at
+    from emjax.fdtd.setup2d import _b_at, prepare
 
     d, n = 1e-3, 60
     c = (0.0, 0.0) if radius == 20.0 else (0.31, -0.18)
@@ -394,7 +395,7 @@ def test_conformal_geometry_is_exact_and_consistent(radius):
                                                        (0.99, 7.7, 24, 8000)])
 def test_conformal_cells_are_stable(courant, radius, n, steps):
     """A closed lossless PEC box around a PEC circle: the cut cells' effective areas
-    (the Gershgorin bound of setup2d._conformal_cells) keep the run stable; the field
+    (the Gershgorin bound of conformal2d.conformal_cells) keep the run stable; the field
     energy after the source stays level. With the earlier empirical area floor a circle
     of radius 60 cells at courant 0.7 blew up within 225 steps (as tez-cylinder did at
     60 cells per wavelength)."""

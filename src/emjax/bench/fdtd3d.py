@@ -183,7 +183,7 @@ def _sibling(solver, sim: FDTD3D, **layout):
     its layout replaced (the phantom is rasterised once per grid, not per variant)."""
     other = copy.copy(solver)
     lay = dataclasses.replace(solver.setup.layout, **layout)
-    other.setup = dataclasses.replace(solver.setup, sim=sim, layout=lay)
+    other.setup = dataclasses.replace(solver.setup, layout=lay)
     other.sim = sim
     other._compiled = {}
     return other

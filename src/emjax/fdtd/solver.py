@@ -9,6 +9,7 @@ that the fields are finite.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import platform
 import signal
@@ -102,7 +103,7 @@ class FDTDSolver:
             if self.placement is not None:
                 # static slab starts: a traced start along the split axis would make the
                 # partitioner gather the whole field for each per_face correction
-                pml = {k: {n: v for n, v in p.items() if n != "start"} for k, p in pml.items()}
+                pml = {k: dataclasses.replace(p, start=None) for k, p in pml.items()}
             self._consts = self._put({
                 "cE": s.coeffs["E"], "cH": s.coeffs["H"], "pml": pml, "src": src,
                 "probes": probes, "energy": s.energy_weights,

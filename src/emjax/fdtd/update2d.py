@@ -144,10 +144,10 @@ def _update(F, G, coeffs, pml, psi, lay: Layout2D, *, electric: bool):
                     X = _slab_part(F[pos], slab)
                 out_slab.append((slab, c["dA"] * X + sign * c["dB"] * D))
             else:
-                psi_new = _along(p["b" + fkey], ax) * psi[slab.key][comp] + _along(
-                    p["c" + fkey], ax) * D
+                pb, pc, pk = p.of(fkey)
+                psi_new = _along(pb, ax) * psi[slab.key][comp] + _along(pc, ax) * D
                 new_psi[slab.key][comp] = psi_new
-                curl_slab.append((slab, _along(p["k" + fkey], ax) * D + psi_new))
+                curl_slab.append((slab, _along(pk, ax) * D + psi_new))
         a, b = coefficient(coeffs, pos)
         if curl_slab or out_slab:
             # Materialise the slab terms (slab-sized traffic) so that XLA does not

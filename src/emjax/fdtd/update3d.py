@@ -15,7 +15,7 @@ bulk of a step is one read of each input and one write of each output.
 CPML strategies (seed 001): ``combined`` folds each slab's psi term, zero-padded to
 the full axis, into the single fused field expression; ``per_face`` runs the bulk
 update first and then adds each face's correction over its slab, in place (the
-slab's start is data, ``pml[key]["start"]``, so that XLA:GPU keeps the slice read and
+slab's start is data, ``pml[key].start``, so that XLA:GPU keeps the slice read and
 the update on one buffer; with static starts each correction copied the whole
 field). The slab terms
 pass through ``lax.optimization_barrier`` first: without it XLA recomputes psi
@@ -32,7 +32,8 @@ place patch by patch: :attr:`Layout.tfsf_fold`, chosen per backend by the loweri
 (``fdtd/setup.py``): folded on accelerators, in place on a CPU.
 
 Static choices live in :class:`Layout`; arrays live in pytrees: ``coeffs`` (update
-coefficients), ``pml`` (slab key -> 1D b, c, 1/kappa - 1) and the state.
+coefficients), ``pml`` (slab key -> :class:`emjax.fdtd.cpml.SlabCoefficients`: 1D b,
+c, 1/kappa - 1) and the state.
 """
 
 from __future__ import annotations
@@ -256,12 +257,11 @@ def _update(F, G, coeffs, pml, psi, lay: Layout, *, electric: bool, extra=None):
             if comp not in tangential(slab.axis):
                 continue
             (s_, src, ax) = next(t for t in CURL_TERMS[comp] if t[2] == slab.axis)
-            p = pml[slab.key]
+            pb, pc, pk = pml[slab.key].of(fkey)
             D = lay.inv_d[ax] * _slab_diff(G[src], ax, slab, backward=electric)
-            psi_new = _along(p["b" + fkey], ax) * psi[slab.key][comp] + _along(
-                p["c" + fkey], ax) * D
+            psi_new = _along(pb, ax) * psi[slab.key][comp] + _along(pc, ax) * D
             new_psi[slab.key][comp] = psi_new
-            corrections[comp].append((slab, s_ * (_along(p["k" + fkey], ax) * D + psi_new)))
+            corrections[comp].append((slab, s_ * (_along(pk, ax) * D + psi_new)))
         if extra is not None and lay.tfsf_fold:
             for start, patch in extra[comp]:
                 curl = curl + _pad_patch(patch.astype(curl.dtype), start, n_shape)
@@ -287,7 +287,7 @@ def _update(F, G, coeffs, pml, psi, lay: Layout, *, electric: bool, extra=None):
                 terms.append((start, _mask(corr, comp, lay, electric, start)))
             # in place: 12.2 -> 25.0 Gcells/s on mri-coil with 5 cells (BENCHMARKS.md)
             out = _add_patches(out, terms, coeffs, comp, sign, runtime=[
-                pml[slab.key].get("start") for slab, _ in corrections[comp]])
+                pml[slab.key].start for slab, _ in corrections[comp]])
         if extra is not None and not lay.tfsf_fold:
             out = _add_patches(out, extra[comp], coeffs, comp, sign)
         if electric and lay.mur:
