@@ -53,6 +53,54 @@ def test_kernels_import_without_pydantic():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+def _pydantic_inside(obj, path="setup", seen=None) -> list[str]:
+    """Paths of pydantic models reachable from ``obj`` (waveforms excepted: host-side
+    callables sampled into the scan inputs, never traced)."""
+    import dataclasses
+
+    from pydantic import BaseModel
+
+    seen = set() if seen is None else seen
+    if id(obj) in seen or isinstance(obj, np.ndarray | np.generic | str | int | float):
+        return []
+    seen.add(id(obj))
+    if isinstance(obj, BaseModel):
+        return [path]
+    if dataclasses.is_dataclass(obj):
+        items = [(f.name, getattr(obj, f.name)) for f in dataclasses.fields(obj)
+                 if f.name != "waveform"]
+    elif isinstance(obj, dict):
+        items = list(obj.items())
+    elif isinstance(obj, list | tuple):
+        items = list(enumerate(obj))
+    else:
+        return []
+    return [p for k, v in items for p in _pydantic_inside(v, f"{path}.{k}", seen)]
+
+
+def test_lowered_setup_holds_no_pydantic_model():
+    """What the jitted chunk closes over (the set-up) is plain frozen data: the lowering
+    read the scenario once (monitors, plane waves, faces) and kept no model."""
+    from emjax.fdtd.solver2d import FDTD2DSolver
+
+    wave = em.GaussianPulse(f0=30e9, fwidth=15e9)
+    sim = _cube(24, steps=2, monitors=[
+        em.Probe(name="p", positions=[(0, 0, 0)], components=["Ex"]),
+        em.DFTMonitor(name="d", size=(4e-3, 4e-3, 0), frequencies=[30e9]),
+        em.FieldSnapshot(name="s", size=(4e-3, 0, 0), interval=2),
+        em.EnergyMonitor(name="e"), em.NearToFar(name="far", frequencies=[30e9], margin=1)])
+    sim = sim.model_copy(update={"sources": [em.PlaneWave(waveform=wave, box_margin=4)]})
+    sim2 = em.FDTD2D(domain=em.Domain2D(shape=(30, 30), spacing=1e-3), steps=2,
+                     boundary=em.Boundaries2D(x=em.SplitPML(thickness=4), y=em.CPML(thickness=4)),
+                     sources=[em.PlaneWave(theta=90, phi=0, waveform=wave)],
+                     monitors=[em.Probe(name="p", positions=[(0, 0, 0)]),
+                               em.EnergyMonitor(name="e")])
+    for setup in (FDTDSolver(sim).setup, FDTD2DSolver(sim2).setup):
+        assert not _pydantic_inside(setup), _pydantic_inside(setup)
+        with pytest.raises(AttributeError):
+            setup.dt = 0.0  # frozen
+
+
 def _psi_bytes(state) -> int:
     return sum(a.nbytes for d in (state["psiE"], state["psiH"]) for f in d.values()
                for a in f.values())

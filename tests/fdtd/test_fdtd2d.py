@@ -363,7 +363,8 @@ def test_conformal_geometry_is_exact_and_consistent(radius):
     cut cell. Sampled geometry (16 sub-samples) broke the latter where the boundary
     runs within 1/32 of a cell of a grid line: such slivers got zero area, stayed out
     of the cut set and were updated as full vacuum cells (0.87 dB on tez-cylinder)."""
-    from emjax.fdtd.setup2d import _b_at, _edge_crossings, _pec_at, prepare
+    from emjax.fdtd.conformal2d import _edge_crossings, _pec_at
+    from emjax.fdtd.setup2d import _b_at, prepare
 
     d, n = 1e-3, 60
     c = (0.0, 0.0) if radius == 20.0 else (0.31, -0.18)
@@ -394,7 +395,7 @@ def test_conformal_geometry_is_exact_and_consistent(radius):
                                                        (0.99, 7.7, 24, 8000)])
 def test_conformal_cells_are_stable(courant, radius, n, steps):
     """A closed lossless PEC box around a PEC circle: the cut cells' effective areas
-    (the Gershgorin bound of setup2d._conformal_cells) keep the run stable; the field
+    (the Gershgorin bound of conformal2d.conformal_cells) keep the run stable; the field
     energy after the source stays level. With the earlier empirical area floor a circle
     of radius 60 cells at courant 0.7 blew up within 225 steps (as tez-cylinder did at
     60 cells per wavelength)."""
@@ -417,29 +418,3 @@ def test_conformal_pec_beats_staircase_for_tez_cylinder():
     staircase's."""
     rms = {c: v2.cylinder_rms_db(10, "TEz", radius=0.5, conformal=c) for c in (True, False)}
     assert rms[True] < 0.7 * rms[False], rms
-
-
-@pytest.mark.parametrize("pol", ["TMz", "TEz"])
-def test_one_pass_kernel_equals_two_pass(pol):
-    """The fused one-pass step (neighbouring H recomputed inside the E update) gives the
-    two-pass fields, with media (CIS) and PEC walls, to float64 rounding."""
-    def make(kernel):
-        return em.FDTD2D(
-            polarization=pol, kernel=kernel, domain=em.Domain2D(shape=(30, 26), spacing=1e-3),
-            boundary=em.PEC(), steps=60, dtype="float64", conformal=False,
-            structures=[em.Structure2D(geometry=em.Circle(center=(2e-3, 1e-3), radius=4e-3),
-                                       medium=em.Medium(eps_r=3, mu_r=2, sigma=0.5)),
-                        em.Structure2D(geometry=em.Rectangle(center=(-6e-3, -4e-3),
-                                                             size=(3e-3, 5e-3)),
-                                       medium=em.PEC())],
-            sources=[em.LineSource(position=(-4e-3, 5e-3), polarization="z" if pol == "TMz"
-                                   else "x", waveform=em.GaussianPulse(f0=30e9, fwidth=15e9))])
-
-    a, b = _fields(make("two_pass")), _fields(make("one_pass"))
-    scale = max(np.abs(F).max() for F in a)
-    assert scale > 0
-    err = max(np.abs(x - y).max() for x, y in zip(a, b, strict=True)) / scale
-    assert err < 1e-12, err
-    with pytest.raises(ValidationError, match="one_pass"):
-        make("one_pass").model_copy(update={"boundary": em.CPML()}).model_validate(
-            make("one_pass").model_dump() | {"boundary": {"type": "CPML"}})

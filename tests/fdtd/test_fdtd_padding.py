@@ -1,9 +1,10 @@
-"""z padding of the 3D FDTD arrays (``fdtd.setup.ALIGN_Z``) is inert.
+"""z padding of the 3D FDTD arrays (``FDTDSolver(align=...)``, by default the backend's
+``fdtd.setup.align_z()``) is inert.
 
 GPUs run the step at full bandwidth only when the stored z size is a multiple of 4,
 so the solver pads it there with entries beyond the upper z wall. Here the padding
-is forced on the CPU (ALIGN_Z = 4 on 13 x 14 x 15 cells: one padded entry) and every
-monitor must equal the unpadded run's (ALIGN_Z = 1): probes, DFT monitors spanning
+is forced on the CPU (align = 4 on 13 x 14 x 15 cells: one padded entry) and every
+monitor must equal the unpadded run's (align = 1): probes, DFT monitors spanning
 the whole domain, snapshots, energy and near-to-far spectra, for CPML on all faces
 (combined and per-face), PEC, Mur (upper z face included), a TF/SF plane wave with a
 Huygens box, lossy and dielectric media in index and array storage. The padding
@@ -17,12 +18,10 @@ import numpy as np
 import pytest
 
 import emjax as em
-from emjax.fdtd import setup as fsetup
-from emjax.fdtd import update3d
 from emjax.fdtd.solver import FDTDSolver
 
 D = 1e-3
-CELLS = (13, 14, 15)  # 15 z cells: one padded entry at ALIGN_Z = 4
+CELLS = (13, 14, 15)  # 15 z cells: one padded entry at align = 4
 F0 = 60e9
 
 
@@ -74,8 +73,7 @@ def _sim(boundary, *, steps=30, storage="indices", strategy="combined", planewav
 
 
 def _run(sim, align, monkeypatch, **kw):
-    monkeypatch.setattr(fsetup, "ALIGN_Z", align)
-    solver = FDTDSolver(sim, chunk=kw.pop("chunk", 30))
+    solver = FDTDSolver(sim, chunk=kw.pop("chunk", 30), align=align)
     return solver, solver.run(progress=False, **kw)
 
 
@@ -121,12 +119,6 @@ def test_padded_equals_unpadded(case, monkeypatch):
     # The padding holds exact zeros after a run (E masked, H fed only by zero E).
     state, _, _ = padded_solver.advance(padded_solver.init_state(), 0, 30)
     _padding_is_zero(padded_solver, state)
-
-
-def test_mur_in_place_padded(monkeypatch):
-    monkeypatch.setattr(update3d, "MUR_FOLD", False)
-    sim = _sim(**CASES["mur"], light=True)
-    _assert_equal(_run(sim, 4, monkeypatch)[1], _run(sim, 1, monkeypatch)[1])
 
 
 def test_pmc_high_z_is_not_padded(monkeypatch):

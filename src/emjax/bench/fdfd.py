@@ -14,8 +14,9 @@
   one-stencil product also the reduced precisions ("mixed": complex64 coefficients,
   search direction and product with complex128 x, r and reductions; complex64 vectors
   with complex128 reductions; both capped at 4,000 iterations, as both diverged on the
-  CPU at 40^3 and 64^3), BiCGSTAB on the seed and symmetrized systems, Jacobi scaling
-  and complex64-inner iterative refinement. ``fdfd_candidates=False``
+  CPU at 40^3 and 64^3), BiCGSTAB on the seed and symmetrized systems and Jacobi scaling
+  (complex64-inner iterative refinement: ``benchmarks/precond_study.py mixed``).
+  ``fdfd_candidates=False``
   (``EMJAX_FDFD_CANDIDATES=0``) leaves the candidates out. Each candidate's records
   carry ``<tag>_floor_MB_per_iter``, the memory-traffic floor of one iteration (see
   :func:`bytes_per_iteration`), ``<tag>_floor_ms_per_iter`` at the measured copy
@@ -256,20 +257,7 @@ def _candidates(case, n, bw) -> list[Measurement]:
     prep = _quiet(fsolver.prepare, sim, storage="indices", preconditioner="jacobi")
     out += _candidate(case, sz, sim, bw, "indices_cocg_jacobi", prep, "indices", "cocg",
                       "complex128", tols=(1e-6,))
-    # complex64 inner solves inside complex128 iterative refinement
-    hi = _quiet(fsolver.prepare, sim, storage="separable")
-    lo = _quiet(fsolver.prepare, sim, storage="separable", precision="complex64")
-    mv = fsolver._matvec(hi.ops)
-    kh, kl = fsolver._kernel_ops(hi.ops), fsolver._kernel_ops(lo.ops)
-    krylov.refine(mv, kh, kl, hi.b, tol=1e-6, inner_tol=1e-3, max_iter=1000)  # compile
-    t = time.perf_counter()
-    r = krylov.refine(mv, kh, kl, hi.b, tol=1e-6, inner_tol=1e-3, max_iter=4000)
-    jax.block_until_ready(r.x)
-    t = time.perf_counter() - t
-    out += [_rec(case, sz, "separable_refine_c64_1e-06_time", t, "s"),
-            _rec(case, sz, "separable_refine_c64_1e-06_iterations", r.iterations, ""),
-            _rec(case, sz, "separable_refine_c64_1e-06_converged", r.flag == krylov.CONVERGED,
-                 "")]
+    # (complex64 inner solves inside complex128 iterative refinement: benchmarks/precond_study.py)
     return out
 
 

@@ -20,9 +20,8 @@ Bytes per cell per step (float32 TMz, two passes, outside the PML slabs): H pass
 reads Ez, Hx, Hy and writes Hx, Hy (20 B); E pass reads Ez, Hx, Hy and writes Ez
 (16 B): 36 B, plus 1 B per uint8 material-index array read (none in vacuum). The
 PML slabs add their own traffic, which the count leaves out (slab cells / all cells
-is 8% at 512^2 and 0.2% at 16384^2). The one-pass kernel ('pec-one-pass',
-``FDTD2D(kernel="one_pass")``, PEC walls only) reads and writes each field once:
-24 B, if XLA fuses it into one kernel as intended (to be measured on the GPU).
+is 8% at 512^2 and 0.2% at 16384^2). A one-pass kernel (24 B per cell if fused, PEC
+walls only) lives in ``benchmarks/fdtd2d_one_pass.py``.
 """
 
 from __future__ import annotations
@@ -40,15 +39,13 @@ SEED002_MS = {512: (4.2, 9.8), 1024: (20.9, 14.5), 2048: (82.8, 57.4)}
 
 def square_scenario(n: int, boundary: str = "split", steps: int = 100,
                     polarization: str = "TMz") -> FDTD2D:
-    """n x n cells of vacuum, a 10-cell PML ('split' or 'cpml') or PEC walls ('pec', and
-    'pec-one-pass' with the fused one-pass kernel), one line source; no monitors (the
-    seed times bare steps)."""
+    """n x n cells of vacuum, a 10-cell PML ('split' or 'cpml') or PEC walls ('pec'), one
+    line source; no monitors (the seed times bare steps)."""
     d = 1e-3
-    b = {"split": SplitPML(thickness=10), "cpml": CPML(thickness=10), "pec": PEC(),
-         "pec-one-pass": PEC()}[boundary]
+    b = {"split": SplitPML(thickness=10), "cpml": CPML(thickness=10), "pec": PEC()}[boundary]
     return FDTD2D(
         name=f"square{n}", polarization=polarization, domain=Domain2D(shape=(n, n), spacing=d),
-        boundary=b, steps=steps, kernel="one_pass" if boundary == "pec-one-pass" else "two_pass",
+        boundary=b, steps=steps,
         sources=[LineSource(position=(0.1 * d * n / 4, 0.0),
                             polarization="z" if polarization == "TMz" else "x",
                             waveform=GaussianPulse(f0=10e9, fwidth=5e9))])
@@ -62,13 +59,12 @@ def time_2d(sim: FDTD2D, steps: int, repeats: int = 3) -> dict:
     s_per_step, compile_s, _ = time_chunks(solver, steps, repeats)
     c = solver.setup.coeffs
     idx_bytes = sum(a.dtype.itemsize for g in ("E", "H") for a in c[g].get("idx", ()))
-    base = 24 if sim.kernel == "one_pass" else 36
     return {"s_per_step": s_per_step, "compile_s": compile_s,
-            "bytes_per_cell": base + idx_bytes}
+            "bytes_per_cell": 36 + idx_bytes}
 
 
 def seed002_tmz(sizes=None, steps: int | None = None,
-                boundaries=("split", "cpml", "pec", "pec-one-pass")) -> list[Measurement]:
+                boundaries=("split", "cpml", "pec")) -> list[Measurement]:
     """Seed 002's table: ms per full TMz step against grid size, with Gcells/s and the
     fraction of copy bandwidth; the seed's naive and tiled times where it has them."""
     gpu = on_gpu()

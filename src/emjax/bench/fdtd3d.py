@@ -180,7 +180,7 @@ def _sibling(solver, sim: FDTD3D, **layout):
     its layout replaced (the phantom is rasterised once per grid, not per variant)."""
     other = copy.copy(solver)
     lay = dataclasses.replace(solver.setup.layout, **layout)
-    other.setup = dataclasses.replace(solver.setup, sim=sim, layout=lay)
+    other.setup = dataclasses.replace(solver.setup, layout=lay)
     other.sim = sim
     other._compiled = {}
     return other
@@ -239,9 +239,8 @@ def seed001_pml_thickness(thicknesses=None, steps: int | None = None,
     bytes per cell, plus :func:`psi_traffic_per_slab_cell` of the strategy per psi
     cell), with the deviation in %, and the deviation of the growth with thickness (the
     least-squares slope of measured against predicted cost over the thicknesses, which
-    leaves out a strategy's fixed per-step cost); and the cost relative to Mur. Mur is
-    timed twice: planes folded into the update and written in place
-    (``update3d.MUR_FOLD``); the folded one is the reference.
+    leaves out a strategy's fixed per-step cost); and the cost relative to Mur (its
+    planes folded into the update, the one way src/ writes them).
     """
     from ..fdtd.setup import psi_bytes
     from ..fdtd.solver import FDTDSolver
@@ -289,27 +288,19 @@ def seed001_pml_thickness(thicknesses=None, steps: int | None = None,
 
 
 def _pml_references(run: _PmlRun, first, base: FDTD3D, n_tot: int, b_cell: int) -> None:
-    """Thickness 0: Mur folded (the reference), Mur written in place, PEC walls (bare)."""
-    from ..fdtd import update3d
-
-    fold = update3d.MUR_FOLD
+    """Thickness 0: Mur (the reference) and PEC walls (the bare interior)."""
     pec = _mri_variant(base, boundary=PEC().model_dump())
     variants = (
-        (True, "Mur", _sibling(first, base)),
-        (False, "Mur, planes written in place", _sibling(first, base)),
-        (True, "PEC walls", _sibling(first, pec, mur=(), pec_low=(True,) * 3)),
+        ("Mur", _sibling(first, base)),
+        ("PEC walls", _sibling(first, pec, mur=(), pec_low=(True,) * 3)),
     )
-    try:
-        for how, label, solver in variants:
-            update3d.MUR_FOLD = how  # read when the step is traced
-            s_step, compile_s = run.timed(solver)
-            run.speeds(0, label, n_tot, s_step, compile_s, n_tot / s_step * b_cell / run.bw)
-            if label == "Mur":
-                run.mur_s = s_step
-            elif label == "PEC walls":
-                run.bare_s, run.bare_bytes = s_step, n_tot * b_cell
-    finally:
-        update3d.MUR_FOLD = fold
+    for label, solver in variants:
+        s_step, compile_s = run.timed(solver)
+        run.speeds(0, label, n_tot, s_step, compile_s, n_tot / s_step * b_cell / run.bw)
+        if label == "Mur":
+            run.mur_s = s_step
+        else:
+            run.bare_s, run.bare_bytes = s_step, n_tot * b_cell
     run.rec(0, f"Mur: target ({SEED001_TARGET_FACTOR}x the seed's Mur)",
             SEED001_TARGET_FACTOR * SEED001_MRI_MUR / 1e3, "Gcells/s")
 

@@ -6,7 +6,8 @@ Records ``{"case", "size", "metric", "value", "unit", "device"}``:
   DFT plane), counting all cells and counting non-PML cells as seed 001 does,
   beside the seed's 287 Mcells/s (first-order Mur ABC, Tesla C1060);
 - the same with the TF/SF patches folded (zero-padded) into the fused update instead
-  of added in place afterwards (``update3d.TFSF_FOLD``), to pick the faster on a GPU;
+  of added in place afterwards (``update3d.Layout.tfsf_fold``, which the lowering
+  picks per backend), to check that choice;
 - the same scenario without source and monitors, to show what they cost;
 - the complete run's wall time, and the backscatter RCS at 600 MHz.
 
@@ -50,11 +51,18 @@ def car_scenario(full: bool | None = None):
     return type(sim).model_validate(data)
 
 
-def time_scenario(sim, steps: int, repeats: int = 3) -> float:
-    """Median seconds per step of the jitted chunk (compilation excluded)."""
+def time_scenario(sim, steps: int, repeats: int = 3, tfsf_fold: bool | None = None) -> float:
+    """Median seconds per step of the jitted chunk (compilation excluded); ``tfsf_fold``
+    overrides the layout's TF/SF choice (None: the lowering's, per backend)."""
+    import dataclasses
+
     from ..fdtd.solver import FDTDSolver
 
-    return time_chunks(FDTDSolver(sim, chunk=steps), steps, repeats)[0]
+    solver = FDTDSolver(sim, chunk=steps)
+    if tfsf_fold is not None:
+        lay = dataclasses.replace(solver.setup.layout, tfsf_fold=tfsf_fold)
+        solver.setup = dataclasses.replace(solver.setup, layout=lay)
+    return time_chunks(solver, steps, repeats)[0]
 
 
 def car_rcs(full: bool | None = None, steps: int | None = None,
@@ -75,20 +83,13 @@ def car_rcs(full: bool | None = None, steps: int | None = None,
 
     bare = type(sim).model_validate({**sim.model_dump(mode="json", exclude_none=True),
                                      "sources": [], "monitors": []})
-    from ..fdtd import update3d
-
-    fold = update3d.TFSF_FOLD
     variants = (("full step (TF/SF added in place + NearToFar + DFT)", sim, False),
                 ("full step (TF/SF folded into the update + NearToFar + DFT)", sim, True),
-                ("bare step", bare, fold))
-    try:
-        for label, s, how in variants:
-            update3d.TFSF_FOLD = how  # read when the step is traced
-            sps = time_scenario(s, steps)
-            rec(f"{label}: all cells", cells / sps / 1e6, "Mcells/s")
-            rec(f"{label}: non-PML cells", inner / sps / 1e6, "Mcells/s")
-    finally:
-        update3d.TFSF_FOLD = fold
+                ("bare step", bare, None))
+    for label, s, how in variants:
+        sps = time_scenario(s, steps, tfsf_fold=how)
+        rec(f"{label}: all cells", cells / sps / 1e6, "Mcells/s")
+        rec(f"{label}: non-PML cells", inner / sps / 1e6, "Mcells/s")
     rec("seed 001 (Mur ABC, Tesla C1060): non-PML cells", SEED_MCELLS, "Mcells/s")
 
     res = sim.run(progress=False)

@@ -312,33 +312,3 @@ def solve(matvec, ops, b, x0=None, *, method="cocg", tol=1e-6, max_iter=1000, ch
     history = np.concatenate(hist) if hist else np.zeros(0)
     return KrylovResult(x=best_x, history=history, flag=flag, iterations=it,
                         matvecs=it * MATVECS_PER_ITER[method] + 1, residual=best_res)
-
-
-def refine(matvec, ops_hi, ops_lo, b, *, method="cocg", tol=1e-6, inner_tol=1e-3,
-           max_iter=20000, max_outer=20, chunk=None, precond=None):
-    """Mixed-precision iterative refinement: the residual in the high precision of
-    ``ops_hi``/``b``, corrections from a Krylov solve in the low precision of ``ops_lo``
-    (complex64) to ``inner_tol``, preconditioned by ``precond(ops_lo, r)`` if given.
-    Returns a KrylovResult (iterations summed)."""
-    lo = jnp.complex64
-    x = jnp.zeros_like(b)
-    bn = float(jnp.linalg.norm(b))
-    hist, its, mv = [], 0, 0
-    res = 1.0
-    for _ in range(max_outer):
-        r = b - matvec(ops_hi, x)
-        res = float(jnp.linalg.norm(r)) / bn
-        if res <= tol or its >= max_iter:
-            break
-        scale = jnp.linalg.norm(r)
-        # fixed inner tolerance and chunk: the jitted loop compiles once
-        inner = solve(matvec, ops_lo, (r / scale).astype(lo), method=method,
-                      tol=inner_tol, max_iter=max_iter - its, chunk=chunk or 1000,
-                      precond=precond)
-        x = x + scale * inner.x.astype(b.dtype)
-        hist.append(inner.history * res)
-        its += inner.iterations
-        mv += inner.matvecs + 1
-    flag = CONVERGED if res <= tol else RUNNING
-    return KrylovResult(x=x, history=np.concatenate(hist) if hist else np.zeros(0),
-                        flag=flag, iterations=its, matvecs=mv, residual=res)

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import jax
 import numpy as np
 
-from ..grid.pml import cpml_coefficients, grading, sigma_optimal
+from ..grid.pml import cpml_coefficients, grading
 
 # The curl of component c, as (sign, source component, derivative axis) pairs:
 # (curl F)_x = dFz/dy - dFy/dz, and cyclic.
@@ -73,7 +74,8 @@ def stored_thickness(axis: int, thickness: int, n: int) -> int:
 
 
 def build_slabs(shape: tuple[int, int, int], pml_cells) -> tuple[Slab, ...]:
-    """Slabs for ((x_lo, x_hi), (y_lo, y_hi), (z_lo, z_hi)) CPML thicknesses in cells.
+    """Slabs for ((x_lo, x_hi), (y_lo, y_hi), (z_lo, z_hi)) PML thicknesses in cells
+    (``plan.pml_cells`` of the lowering's face plans).
 
     shape: the physical array shape (``YeeGrid.nodes``), so that a high slab ends at
     the wall even where the stored arrays carry z padding beyond it (the padding's
@@ -90,18 +92,36 @@ def build_slabs(shape: tuple[int, int, int], pml_cells) -> tuple[Slab, ...]:
     return tuple(slabs)
 
 
-def slab_coefficients(
-    slab: Slab, cpml, spacing: float, dt: float, background_eps_r: float,
-    background_mu_r: float, dtype,
-) -> dict[str, np.ndarray]:
+@jax.tree_util.register_dataclass
+@dataclass(frozen=True)
+class SlabCoefficients:
+    """One slab's CPML coefficients (a pytree of 1D arrays of length ``slab.length``).
+
+    bE, cE, kE: b, c and 1/kappa - 1 at E samples (nodes along the slab's axis); bH,
+    cH, kH: the same at H samples (half nodes); start: the slab's first index as int32
+    data for the in-place per_face corrections of ``update3d``, or None (static).
+    """
+
+    bE: object
+    cE: object
+    kE: object
+    bH: object
+    cH: object
+    kH: object
+    start: object = None
+
+    def of(self, field: str) -> tuple:
+        """(b, c, 1/kappa - 1) at the samples of ``field`` ("E" or "H")."""
+        return (self.bE, self.cE, self.kE) if field == "E" else (self.bH, self.cH, self.kH)
+
+
+def slab_coefficients(slab: Slab, grading, dt: float, dtype) -> SlabCoefficients:
     """1D arrays (length ``slab.length``) b, c and 1/kappa - 1 for E and H samples.
 
     E components tangential to the face sit on nodes along the axis, H components on
-    half nodes; ``cpml`` is a model CPML (thickness, m, sigma_max, kappa_max, ...).
+    half nodes; ``grading`` is the face's :class:`emjax.fdtd.plan.PMLGrading` (m,
+    sigma_max, kappa_max, alpha_max, m_alpha); dt in s.
     """
-    sigma_max = cpml.sigma_max
-    if sigma_max is None:
-        sigma_max = sigma_optimal(cpml.m, spacing, background_eps_r, background_mu_r)
     out = {}
     T = slab.thickness or slab.length
     i = np.arange(slab.length, dtype=np.float64)
@@ -110,12 +130,15 @@ def slab_coefficients(
             rho = (T - (i + off)) / T
         else:  # the interface is T cells before the wall, which ends the stored slab
             rho = (i + off - (slab.length - T)) / T
-        sigma, kappa, alpha = grading(
-            rho, m=cpml.m, sigma_max=sigma_max, kappa_max=cpml.kappa_max,
-            alpha_max=cpml.alpha_max, m_alpha=cpml.m_alpha,
-        )
+        sigma, kappa, alpha = grading_of(rho, grading)
         b, c = cpml_coefficients(sigma, kappa, alpha, dt)
         out[f"b{field}"] = b.astype(dtype)
         out[f"c{field}"] = c.astype(dtype)
         out[f"k{field}"] = (1.0 / kappa - 1.0).astype(dtype)
-    return out
+    return SlabCoefficients(**out)
+
+
+def grading_of(rho, g) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(sigma, kappa, alpha) of a :class:`emjax.fdtd.plan.PMLGrading` at depths ``rho``."""
+    return grading(rho, m=g.m, sigma_max=g.sigma_max, kappa_max=g.kappa_max,
+                   alpha_max=g.alpha_max, m_alpha=g.m_alpha)

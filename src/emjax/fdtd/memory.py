@@ -9,46 +9,37 @@ XLA's working space, which measured (H100, 256^3 and 512^3) at half the psi byte
 the fields update in place, the psi of one update is double-buffered. The estimate
 came within 0-3% of the measured peak (BENCHMARKS.md). Mur faces add nothing: they
 hold no state, and their boundary planes are plane-sized temporaries. The check runs before
-rasterization, so a run that cannot fit is refused in well under a second.
+rasterization, so a run that cannot fit is refused in well under a second: every
+shape comes from the lowering's first phase (``plan.lower_grid``), the one place the
+sizing rules (z padding, slab alignment, boxes, monitor regions) live.
 """
 
 from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from ..driver.memory import available_bytes, refuse_if_too_large
 from ..errors import ResourceError
-from ..model import CPML, PEC, PMC, DFTMonitor, EdgeSource, EnergyMonitor, FieldSnapshot, Probe
-from .cpml import stored_thickness
+from ..model import PEC, DFTMonitor, EdgeSource, EnergyMonitor, FieldSnapshot, Probe
+from .plan import lower_grid
 
 
-def _region_size(sim, m) -> int:
-    d = sim.domain.spacing3
-    return math.prod(max(1, math.floor(s / dx + 1e-9) + 1) for s, dx in zip(m.size, d, strict=True))
-
-
-def _stored_shape(sim, align: int | None) -> list[int]:
-    """The stored array shape: cells, the PMC wall node, and the z padding
-    (``setup.z_padding``; ``align`` as there)."""
-    from .setup import z_padding
-
-    shape = [n + int(isinstance(hi, PMC)) for n, (_, hi) in zip(sim.domain.cells, sim.faces,
-                                                                  strict=True)]
-    shape[2] += z_padding(sim.faces, sim.domain.cells[2], align)
-    return shape
+def _psi_bytes(plan, item: int) -> int:
+    """psi of E and H (two tangential components each) on every slab of the plan."""
+    return sum(4 * math.prod(s.psi_shape(plan.grid.shape)) * item for s in plan.slabs)
 
 
 def estimate(sim, chunk: int | None = None, align: int | None = None) -> dict[str, int]:
     """Bytes on the device by item, and their ``total``; ``align``: the z alignment of
-    the stored arrays (None: the backend's, ``setup.align_z``)."""
+    the stored arrays (None: the backend's, ``setup.align_z``). Shapes come from the
+    lowering's first phase (:func:`emjax.fdtd.plan.lower_grid`): no field is built."""
     from ..driver.loop import default_chunk as _default_chunk
+    from .setup import align_z
 
-    item = np.dtype(sim.dtype).itemsize
-    shape = _stored_shape(sim, align)
-    N = math.prod(shape)
-    chunk = chunk or _default_chunk(sim.num_steps)
+    plan = lower_grid(sim, align_z() if align is None else align)
+    item = plan.dtype.itemsize
+    N = math.prod(plan.grid.shape)
+    chunk = chunk or _default_chunk(plan.steps)
     out: dict[str, int] = {"fields": 6 * N * item}
     media = [sim.background]
     for s in sim.structures:
@@ -63,69 +54,64 @@ def estimate(sim, chunk: int | None = None, align: int | None = None) -> dict[st
     else:
         out["coefficients"] = 3 * N * idx_item * (
             int(len(e_kinds) + ports > 1) + int(len(h_kinds) > 1))
-    psi = 0
-    for a, pair in enumerate(sim.faces):
-        for b in pair:
-            if isinstance(b, CPML):
-                psi += 4 * stored_thickness(a, b.thickness, shape[a]) * N // shape[a] * item
+    psi = _psi_bytes(plan, item)
     out["psi"] = psi
     mon = 0
     for m in sim.monitors:
-        if isinstance(m, DFTMonitor):
-            mon += len(m.components) * len(m.frequencies) * _region_size(sim, m) * 2 * item
-        elif isinstance(m, FieldSnapshot):
-            mon += len(m.components) * (chunk // m.interval + 1) * _region_size(sim, m) * item
+        if isinstance(m, DFTMonitor | FieldSnapshot):
+            per = len(m.frequencies) * 2 if isinstance(m, DFTMonitor) else (
+                chunk // m.interval + 1)
+            mon += sum(per * _size(sl) * item for _, sl in plan.regions[m.name])
         elif isinstance(m, Probe):
             mon += len(m.components) * len(m.positions) * chunk * item
         elif isinstance(m, EnergyMonitor):
             mon += chunk * item + 3 * N * item * (int(len(e_kinds) > 1) + int(len(h_kinds) > 1))
     out["monitors"] = mon
-    out.update(_scatter_bytes(sim, item))
+    out.update(_scatter_bytes(sim, plan, item))
     out["workspace"] = psi // 2
     out["total"] = sum(out.values())
     return out
 
 
-def _scatter_bytes(sim, item: int) -> dict[str, int]:
+def _size(slices) -> int:
+    return math.prod(s.stop - s.start for s in slices)
+
+
+def _scatter_bytes(sim, plan, item: int) -> dict[str, int]:
     """Plane-wave (TF/SF patches, 1D grid) and NearToFar (face accumulators) bytes.
 
     A TF/SF term is one plane patch of the box face holding an int32 index and four
     interpolation weights per sample; a NearToFar box accumulates, per frequency, one
     complex E plane and two complex H planes per tangential component and face.
     """
-    from ..grid.yee import YeeGrid
     from ..model import NearToFar, PlaneWave
     from .auxgrid import ABSORBER_CELLS
     from .neartofar import surface_bytes
-    from .setup import _box_from
 
-    waves = [s for s in sim.sources if isinstance(s, PlaneWave)]
+    waves = [i for i, s in enumerate(sim.sources) if isinstance(s, PlaneWave)]
     n2f = [m for m in sim.monitors if isinstance(m, NearToFar)]
     if not waves and not n2f:
         return {}
-    dom = sim.domain
-    grid = YeeGrid(cells=dom.cells, spacing=dom.spacing3, lower=dom.lower)
-    pml = sim.pml_cells()
     out = {"plane_waves": 0, "near_to_far": 0}
     n_aux = 0
-    for s in waves:
-        lo, hi = _box_from(grid, pml, s.box_center, s.box_size, s.box_margin)
+    for i in waves:
+        lo, hi = plan.boxes[("source", i)]
         n = [max(h - lo_ + 1, 1) for lo_, h in zip(lo, hi, strict=True)]
         faces = 2 * (n[0] * n[1] + n[1] * n[2] + n[0] * n[2])
         out["plane_waves"] += 4 * faces * (4 + 4 * item)
         n_aux = 2 * int(sum(n)) + ABSORBER_CELLS + 16
         out["plane_waves"] += 6 * n_aux * item
     for m in n2f:
-        lo, hi = _box_from(grid, pml, m.center, m.size, m.margin)
+        lo, hi = plan.boxes[("monitor", m.name)]
         lo = tuple(max(v, 1) for v in lo)
         nf = len(m.frequencies)
         out["near_to_far"] += surface_bytes(lo, hi, nf, item) + nf * n_aux * 2 * item
     return out
 
 
-def check_fits(sim, chunk: int | None = None) -> dict[str, int]:
+def check_fits(sim, chunk: int | None = None, align: int | None = None) -> dict[str, int]:
     """Raise :class:`ResourceError` when the estimate exceeds the free device memory."""
-    return refuse_if_too_large(sim.name, estimate(sim, chunk))
+    return refuse_if_too_large(sim.name, estimate(sim, chunk, align))
 
 
 SHARDED_COPIES = 4
@@ -145,27 +131,27 @@ def estimate_per_device(sim, devices: int, axis: str | int = "x",
     one component. Against XLA's own memory analysis of the compiled chunk (CPU, 4
     devices, 64^3 and 128x48x40, CPML 10) the total came within 4%.
     """
+    from .setup import align_z
+
     a = "xyz".index(axis) if isinstance(axis, str) else int(axis)
     n = max(1, int(devices))
-    align = 1 if a == 2 else None  # the solver does not pad a z split (fdtd/solver.py)
+    align = 1 if a == 2 else align_z()  # the solver does not pad a z split (fdtd/solver.py)
     whole = estimate(sim, chunk, align)
-    item = np.dtype(sim.dtype).itemsize
-    shape = _stored_shape(sim, align)
+    plan = lower_grid(sim, align)
+    item = plan.dtype.itemsize
+    shape = plan.grid.shape
     N = math.prod(shape)
     out = {k: v for k, v in whole.items() if k != "total"}
     out["fields"] = whole["fields"] // n
     out["coefficients"] = whole["coefficients"] // n
     psi = 0
-    for b, pair in enumerate(sim.faces):
-        for face in pair:
-            if not isinstance(face, CPML):
-                continue
-            slab = 4 * stored_thickness(b, face.thickness, shape[b]) * N // shape[b] * item
-            if b != a:
-                psi += slab // n
-            else:
-                split = any(shape[c] % n == 0 for c in range(3) if c != a)
-                psi += slab // n if split else slab
+    for s in plan.slabs:
+        slab = 4 * math.prod(s.psi_shape(shape)) * item
+        if s.axis != a:
+            psi += slab // n
+        else:
+            split = any(shape[c] % n == 0 for c in range(3) if c != a)
+            psi += slab // n if split else slab
     out["psi"] = psi
     out["halo"] = SHARDED_COPIES * N // n * item if n > 1 else 0
     out["workspace"] = psi // 2

@@ -22,16 +22,14 @@ Where two Mur faces meet (an edge line), the faces are applied in order and a la
 face's interior plane already holds the earlier faces' values, as in the sequential
 reference :func:`apply_mur`.
 
-Two ways to write the planes, the same numbers bit for bit (``update3d.MUR_FOLD``):
-folded, :func:`mur_planes` computes the planes from slices of E^n and of the updated
-E^{n+1} and the update writes them with ``jnp.where`` against an index comparison in
-its one fused pass, behind an optimization barrier so that XLA does not recompute
-the planes per element (the CPML slab terms do the same; the GPU compiler keeps the
-barrier through fusion); in place, :func:`mur_in_place` writes each plane with
-``dynamic_update_slice`` into the freshly updated field. On a CPU (whose compiler
-drops the barrier before fusion) XLA's cost analysis of a 48^3 step with Mur on all
-faces counted 206 B/cell folded and 307 in place, against 108 for PEC walls; the
-GPU choice is measured by ``emjax bench seed001-pml-thickness``.
+The planes are written folded: :func:`mur_planes` computes them from slices of E^n
+and of the updated E^{n+1} and the update writes them with ``jnp.where`` against an
+index comparison in its one fused pass, behind an optimization barrier so that XLA
+does not recompute the planes per element (the CPML slab terms do the same; the GPU
+compiler keeps the barrier through fusion). Writing each plane in place with
+``dynamic_update_slice`` gave the same numbers bit for bit but moved more bytes: XLA's
+cost analysis of a 48^3 CPU step with Mur on all faces counted 206 B/cell folded and
+307 in place, against 108 for PEC walls; that variant left src/ (BENCHMARKS.md).
 """
 
 from __future__ import annotations
@@ -91,20 +89,6 @@ def put_planes(F, planes: list):
     return F
 
 
-def mur_in_place(F_old, F_new, comp: int, faces: tuple[MurFace, ...], nodes=None):
-    """F_new with the Mur planes of ``comp`` written face by face with
-    ``dynamic_update_slice`` (same values as :func:`mur_planes`)."""
-    for axis, side, k in faces:
-        if axis == comp:
-            continue
-        b, i = planes_index((nodes or F_new.shape)[axis], side)
-        value = _plane(F_old, axis, i) + k * (_plane(F_new, axis, i) - _plane(F_old, axis, b))
-        start = [0, 0, 0]
-        start[axis] = b
-        F_new = lax.dynamic_update_slice(F_new, value.astype(F_new.dtype), tuple(start))
-    return F_new
-
-
 def apply_mur(E_old: tuple, E_new: tuple, faces: tuple[MurFace, ...]) -> tuple:
     """E^{n+1} with every Mur face's tangential planes replaced by the Mur update.
 
@@ -117,5 +101,5 @@ def apply_mur(E_old: tuple, E_new: tuple, faces: tuple[MurFace, ...]) -> tuple:
                  for c in range(3))
 
 
-__all__ = ["MurFace", "apply_mur", "mur_coefficient", "mur_in_place", "mur_planes",
+__all__ = ["MurFace", "apply_mur", "mur_coefficient", "mur_planes",
            "planes_index", "put_planes"]

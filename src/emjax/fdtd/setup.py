@@ -1,26 +1,31 @@
 """Turn an FDTD3D scenario into the arrays and static layout the kernels take.
 
-Everything here runs once, on the host, in NumPy: the Yee grid, rasterized media,
-coefficient tables (CIS) or arrays (CAS), CPML slabs, source edges and monitor
-index sets. Nothing here is traced by JAX.
+The second phase of the lowering. The first (:func:`emjax.fdtd.plan.lower_grid`, also
+what the memory estimate sizes) read the boundaries, grid shape, slabs, boxes and
+monitor regions; :func:`prepare` follows the data on from it, once, on the host, in
+NumPy: rasterized media (:func:`_rasterize`), point sources, coefficient tables (CIS)
+or arrays (CAS), CPML slab coefficients (:func:`pml_coefficients`), the static
+:func:`layout`, monitors and TF/SF boxes, into a frozen :class:`FDTDSetup` that holds
+no pydantic model. Nothing here is traced by JAX. Choices that depend on the backend
+(the z alignment, folding TF/SF patches) are made here once and recorded in the
+layout, so they are part of what the compiled step depends on.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
-from ..constants import c0, eps0, mu0
+from ..constants import eps0, mu0
 from ..errors import SetupError
 from ..grid import subpixel
 from ..grid.rasterize import rasterize
 from ..grid.yee import COMPONENTS, YeeGrid
 from ..model import (
-    CPML,
     PEC,
-    PMC,
     DFTMonitor,
     EdgeSource,
     EnergyMonitor,
@@ -31,74 +36,81 @@ from ..model import (
     PointDipole,
     Probe,
 )
-from ..model.boundaries import Mur
 from . import neartofar, tfsf
-from .cpml import build_slabs, slab_coefficients
-from .mur import mur_coefficient
+from .cpml import slab_coefficients
+from .plan import GridPlan, lower_grid, monitor_plan, plane_wave_plan
 from .update3d import Layout
 
 AXIS = {"x": 0, "y": 1, "z": 2}
 
-ALIGN_Z: int | None = None
-"""Stored z size of the 3D arrays is rounded up to a multiple of this (None: 4 on
-accelerators, 1 on a CPU). XLA's GPU loop fusions handle 4 consecutive elements per
-thread, and the x-shifted reads of the curl (offset ny*nz) are vector-aligned only
-when ny*nz is a multiple of 4: an H100 stepped (322, 338, 335) at 23.5 Gcells/s and
-(324, 340, 337) at 39.4. The padding lies beyond the upper z wall and is inert
-(``grid.yee``). Tests set it to force padding on a CPU."""
+ACCELERATOR_ALIGN_Z = 4
+"""Stored z size of the 3D arrays on an accelerator is rounded up to a multiple of this
+(1 on a CPU). XLA's GPU loop fusions handle 4 consecutive elements per thread, and the
+x-shifted reads of the curl (offset ny*nz) are vector-aligned only when ny*nz is a
+multiple of 4: an H100 stepped (322, 338, 335) at 23.5 Gcells/s and (324, 340, 337) at
+39.4. The padding lies beyond the upper z wall and is inert (``grid.yee``)."""
+
+
+def _on_accelerator() -> bool:
+    import jax
+
+    return jax.default_backend() != "cpu"
 
 
 def align_z() -> int:
-    """The z alignment in effect (``ALIGN_Z``, or the backend's default)."""
-    if ALIGN_Z is not None:
-        return max(1, int(ALIGN_Z))
-    import jax
-
-    return 1 if jax.default_backend() == "cpu" else 4
+    """The backend's z alignment: :data:`ACCELERATOR_ALIGN_Z` on accelerators, 1 on a CPU."""
+    return ACCELERATOR_ALIGN_Z if _on_accelerator() else 1
 
 
-def z_padding(faces, nz: int, align: int | None = None) -> int:
-    """Trailing z entries to store beyond the physical ``nz`` cells for ``faces``.
-
-    Zero where the upper z face is PMC: its axis is extended, the last stored entry is
-    the wall node and the image terms of ``update3d`` read it as the array end. PEC,
-    CPML (backed by PEC) and Mur upper faces all have the wall's tangential E zero
-    (Mur: the node beyond its last plane is dead), which the padded E update enforces.
-    """
-    a = align_z() if align is None else max(1, int(align))
-    if a == 1 or isinstance(faces[2][1], PMC):
-        return 0
-    return -nz % a
+def tfsf_fold() -> bool:
+    """The backend's TF/SF choice (``update3d.Layout.tfsf_fold``): folded on accelerators."""
+    return _on_accelerator()
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class SourceEdge:
-    comp: int  # 0, 1, 2 for Ex, Ey, Ez
+    """A point source on one edge: comp 0, 1, 2 (Ex, Ey, Ez; 2D: the component's number
+    in ``COMPONENTS``); index; scale: the field increment per unit waveform sample;
+    waveform: g(t), evaluated on the host into the scan inputs (never traced)."""
+
+    comp: int
     index: tuple[int, int, int]
-    scale: float  # multiplies the waveform sample: the E increment per unit waveform
+    scale: float
     waveform: object
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class FDTDSetup:
-    """Host-side description of one FDTD run (NumPy arrays, static layout)."""
+    """The lowered run: a frozen plan of plain numbers, NumPy arrays and static layout.
 
-    sim: object
+    No pydantic model: monitors are :class:`emjax.fdtd.plan.MonitorPlan`, plane waves
+    :class:`emjax.fdtd.plan.PlaneWavePlan` (their waveforms, like the point sources',
+    are host-side callables sampled into the scan inputs). grid; layout; dtype; dt in
+    s; steps; coeffs: {"E": ..., "H": ...} as ``update3d.coefficient`` expects;
+    energy_weights: {"E": 3 arrays or scalars of eps dV / 2, "H": ...} or None; pml:
+    slab key -> :class:`emjax.fdtd.cpml.SlabCoefficients`; sources; probes: ((monitor,
+    ((comp, index, weights), ...)), ...); dfts, snapshots: ((monitor, ((comp, slices),
+    ...)), ...); energy: (monitor, ...); planewaves: ((plane wave, tfsf.TFSF), ...);
+    n2f: ((monitor, lo, hi, regions), ...); plan: the lowering's first phase
+    (``plan.GridPlan``; 2D: ``setup2d.PlanePlan``).
+    """
+
     grid: YeeGrid
     layout: Layout
     dtype: np.dtype
     dt: float
     steps: int
-    coeffs: dict  # {"E": {...}, "H": {...}} as update3d.coefficient expects
-    energy_weights: dict | None  # {"E": 3 arrays or scalars of eps*dV/2, "H": ...}
-    pml: dict  # slab key -> {"bE","cE","kE","bH","cH","kH"}
-    sources: list[SourceEdge]
-    probes: list = field(default_factory=list)
-    dfts: list = field(default_factory=list)
-    snapshots: list = field(default_factory=list)
-    energy: list = field(default_factory=list)
-    planewaves: list = field(default_factory=list)  # [(PlaneWave, tfsf.TFSF)]
-    n2f: list = field(default_factory=list)  # [(NearToFar, lo, hi, regions)]
+    coeffs: dict
+    energy_weights: dict | None
+    pml: dict
+    sources: tuple[SourceEdge, ...]
+    probes: tuple = ()
+    dfts: tuple = ()
+    snapshots: tuple = ()
+    energy: tuple = ()
+    planewaves: tuple = ()
+    n2f: tuple = ()
+    plan: object = None
 
 
 def _e_coefficients(m, dt: float) -> tuple[float, float, float]:
@@ -143,56 +155,80 @@ def _tables(media, index: dict[str, np.ndarray], comps, fn, dt, dtype, storage):
     return coeffs, weights, idx
 
 
-MUR_MIN_CELLS = 3
-"""Cells an axis with a Mur face needs: the boundary plane, the interior plane it reads,
-and one more so that the low and high faces' planes never meet."""
-
-
-def mur_faces(sim, dt: float) -> tuple[tuple[int, int, float], ...]:
-    """(axis, side, coefficient) of every Mur face; raises SetupError for an axis too
-    short for it. The coefficient uses the face's eps_r, or the background's."""
-    out, problems = [], []
-    bg = sim.background
-    for a, pair in enumerate(sim.faces):
-        for side, face in enumerate(pair):
-            if not isinstance(face, Mur):
-                continue
-            n = sim.domain.cells[a]
-            if n < MUR_MIN_CELLS:
-                problems.append(
-                    f"boundary: Mur on the {('low', 'high')[side]} {'xyz'[a]} face needs at "
-                    f"least {MUR_MIN_CELLS} cells along {'xyz'[a]}, the domain has {n}; "
-                    "enlarge the domain or use PEC/PMC on that face")
-                continue
-            eps_r = face.eps_r if face.eps_r is not None else bg.eps_r
-            c = c0 / math.sqrt(eps_r * bg.mu_r)
-            out.append((a, side, float(mur_coefficient(c * dt, sim.domain.spacing3[a]))))
-    if problems:
-        raise SetupError("; ".join(problems))
-    return tuple(out)
-
-
 def prepare(sim, *, align: int | None = None) -> FDTDSetup:
-    """Build the host-side set-up of an FDTD3D scenario.
+    """Build the host-side set-up of an FDTD3D scenario: the first phase of the
+    lowering (:func:`emjax.fdtd.plan.lower_grid`), then the arrays on it.
 
-    align: z alignment of the stored arrays (None: :func:`align_z`; 1: no padding).
+    align: z alignment of the stored arrays (None: the backend's, :func:`align_z`;
+    1: no padding).
     """
-    dom = sim.domain
-    faces = sim.faces
-    mur = mur_faces(sim, sim.dt)  # before any large allocation
-    extended = tuple(isinstance(hi, PMC) for _, hi in faces)
-    grid = YeeGrid(cells=dom.cells, spacing=dom.spacing3, lower=dom.lower, extended=extended,
-                   pad_z=z_padding(faces, dom.cells[2], align))
-    dtype = np.dtype(sim.dtype)
-    dt = sim.dt
-    boxes = _boxes(sim, grid)  # TF/SF and Huygens boxes, checked before any large work
+    plan = lower_grid(sim, align_z() if align is None else align)
+    grid, dt, dtype = plan.grid, plan.dt, plan.dtype
+    media, index = _rasterize(sim, grid)
+    sources = _point_sources(sim, grid, media, index)
+    cE, wE, idxE = _tables(media, index, COMPONENTS[:3], _e_coefficients, dt, dtype, sim.storage)
+    cH, wH, idxH = _tables(media, index, COMPONENTS[3:], _h_coefficients, dt, dtype, sim.storage)
+    # Scale each source by its edge's cb: E += cb * (-J).
+    cb_table = np.array([_e_coefficients(m, dt)[1] for m in media])
+    sources = [dataclasses.replace(
+        src, scale=src.scale * cb_table[int(index[COMPONENTS[src.comp]][src.index])])
+        for src in sources]
+    energy_weights = None
+    monitors = _monitors(sim, plan)
+    if monitors["energy"]:
+        energy_weights = {"E": _energy_weights(wE, idxE, grid.cell_volume, dtype),
+                          "H": _energy_weights(wH, idxH, grid.cell_volume, dtype)}
+    return FDTDSetup(
+        grid=grid, layout=layout(plan, sim.cpml_strategy), dtype=dtype, dt=dt,
+        steps=plan.steps, coeffs={"E": cE, "H": cH}, energy_weights=energy_weights,
+        pml=pml_coefficients(plan), sources=tuple(sources), plan=plan,
+        planewaves=_plane_waves(sim, plan, index, media), **monitors,
+    )
+
+
+def layout(plan: GridPlan, strategy: str) -> Layout:
+    """The static layout of the update, from the lowering's first phase; the TF/SF
+    choice is the backend's (:func:`tfsf_fold`)."""
+    faces = plan.faces
+    return Layout(
+        shape=plan.grid.shape,
+        pad_z=plan.grid.pad_z,
+        inv_d=tuple(1.0 / d for d in plan.grid.spacing),
+        slabs=plan.slabs,
+        pmc_low=tuple(lo.kind == "pmc" for lo, _ in faces),
+        pmc_high=tuple(hi.kind == "pmc" for _, hi in faces),
+        pec_low=tuple(lo.kind in ("pec", "cpml") for lo, _ in faces),
+        strategy=strategy,
+        mur=plan.mur,
+        tfsf_fold=tfsf_fold(),
+    )
+
+
+def pml_coefficients(plan: GridPlan) -> dict:
+    """Slab key -> :class:`emjax.fdtd.cpml.SlabCoefficients`, with the slab's first
+    index as data, for in-place per_face corrections (``update3d``)."""
+    pml = {}
+    for slab in plan.slabs:
+        face = plan.faces[slab.axis][0 if slab.side == "low" else 1]
+        pml[slab.key] = dataclasses.replace(
+            slab_coefficients(slab, face.grading, plan.dt, plan.dtype),
+            start=np.int32(slab.start))
+    return pml
+
+
+def _rasterize(sim, grid) -> tuple[list, dict[str, np.ndarray]]:
+    """Media and per-component material indices (subpixel-averaged when asked)."""
     mat = rasterize(grid, sim.background, sim.structures)
     media = list(mat.media)
     index = {c: v for c, v in mat.index.items()}
     if getattr(sim, "subpixel", False):
         media, index = subpixel.average(grid, sim.background, sim.structures, media, index)
+    return media, index
 
-    # Sources: edges, scales, and lumped resistors as extra media on their edges.
+
+def _point_sources(sim, grid, media: list, index: dict) -> list[SourceEdge]:
+    """Edges and scales (per unit waveform, before cb) of dipoles and edge sources; a
+    voltage source's resistance joins ``media`` as a conductance on its edge."""
     sources: list[SourceEdge] = []
     dV = grid.cell_volume
     for i, s in enumerate(sim.sources):
@@ -226,79 +262,57 @@ def prepare(sim, *, align: int | None = None) -> FDTDSetup:
             j_per_unit = s.amplitude / (s.resistance * dA)
             sign = +1.0
         sources.append(SourceEdge(comp, edge, sign * j_per_unit, s.waveform))
+    return sources
 
-    cE, wE, idxE = _tables(media, index, COMPONENTS[:3], _e_coefficients, dt, dtype, sim.storage)
-    cH, wH, idxH = _tables(media, index, COMPONENTS[3:], _h_coefficients, dt, dtype, sim.storage)
-    # Scale each source by its edge's cb: E += cb * (-J).
-    cb_table = np.array([_e_coefficients(m, dt)[1] for m in media])
-    for src in sources:
-        name = COMPONENTS[src.comp]
-        src.scale *= cb_table[int(index[name][src.index])]
 
-    pml_cells = sim.pml_cells()
-    slabs = build_slabs(grid.nodes, pml_cells)  # the high slabs end at the wall
-    pml = {}
-    for slab in slabs:
-        face = faces[slab.axis][0 if slab.side == "low" else 1]
-        assert isinstance(face, CPML)
-        pml[slab.key] = slab_coefficients(
-            slab, face, grid.spacing[slab.axis], dt, sim.background.eps_r,
-            sim.background.mu_r, dtype,
-        )
-        # the slab's first index as data, for in-place per_face corrections (update3d)
-        pml[slab.key]["start"] = np.int32(slab.start)
-    layout = Layout(
-        shape=grid.shape,
-        pad_z=grid.pad_z,
-        inv_d=tuple(1.0 / d for d in grid.spacing),
-        slabs=slabs,
-        pmc_low=tuple(isinstance(lo, PMC) for lo, _ in faces),
-        pmc_high=extended,
-        pec_low=tuple(isinstance(lo, PEC | CPML) for lo, _ in faces),
-        strategy=sim.cpml_strategy,
-        mur=mur,
-    )
-
-    setup = FDTDSetup(
-        sim=sim, grid=grid, layout=layout, dtype=dtype, dt=dt, steps=sim.num_steps,
-        coeffs={"E": cE, "H": cH}, energy_weights=None, pml=pml, sources=sources,
-    )
+def _monitors(sim, plan: GridPlan) -> dict[str, tuple]:
+    """Probe interpolation, DFT/snapshot regions, energy and NearToFar boxes, as the
+    ``probes``, ``dfts``, ``snapshots``, ``energy`` and ``n2f`` of :class:`FDTDSetup`."""
+    grid, dtype = plan.grid, plan.dtype
+    out: dict[str, list] = {"probes": [], "dfts": [], "snapshots": [], "energy": [], "n2f": []}
     for m in sim.monitors:
+        mp = monitor_plan(m)
         if isinstance(m, Probe):
             comps = []
             for comp in m.components:
                 idx, w = zip(*(grid.interpolation(comp, p) for p in m.positions), strict=True)
                 comps.append((comp, np.concatenate(idx), np.stack(w).astype(dtype)))
-            setup.probes.append((m, comps))
+            out["probes"].append((mp, tuple(comps)))
         elif isinstance(m, DFTMonitor | FieldSnapshot):
-            c, s = np.array(m.center), np.array(m.size)
-            lo, hi = c - s / 2, c + s / 2
-            regions = [(comp, grid.index_range(comp, lo, hi)) for comp in m.components]
-            (setup.dfts if isinstance(m, DFTMonitor) else setup.snapshots).append((m, regions))
+            kind = "dfts" if isinstance(m, DFTMonitor) else "snapshots"
+            out[kind].append((mp, plan.regions[m.name]))
         elif isinstance(m, EnergyMonitor):
-            setup.energy.append(m)
+            out["energy"].append(mp)
         elif isinstance(m, NearToFar):
-            lo, hi = boxes[("monitor", m.name)]
-            setup.n2f.append((m, lo, hi, neartofar.regions(lo, hi)))
+            lo, hi = plan.boxes[("monitor", m.name)]
+            out["n2f"].append((mp, lo, hi, neartofar.regions(lo, hi)))
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def _plane_waves(sim, plan: GridPlan, index, media) -> tuple:
+    """(plane wave plan, TF/SF box) of every plane wave, the box checked to lie in the
+    background."""
+    grid = plan.grid
+    bg = sim.background
+    out = []
     for i, s in enumerate(sim.sources):
         if isinstance(s, PlaneWave):
-            lo, hi = boxes[("source", i)]
+            lo, hi = plan.boxes[("source", i)]
             box = tfsf.build(
-                grid.nodes, grid.spacing, grid.lower, lo, hi, s.k_hat, s.e_hat, s.h_hat, dt,
-                s.reference_frequency or _centre_frequency(s.waveform),
-                eps_r=sim.background.eps_r, mu_r=sim.background.mu_r, dtype=dtype)
+                grid.nodes, grid.spacing, grid.lower, lo, hi, s.k_hat, s.e_hat, s.h_hat,
+                plan.dt, s.reference_frequency or _centre_frequency(s.waveform),
+                eps_r=bg.eps_r, mu_r=bg.mu_r, dtype=plan.dtype)
             _check_homogeneous(i, box, index, media)
-            setup.planewaves.append((s, box))
-    if setup.energy:
-        # Half of eps dV (and mu dV) per sample, as tables gathered by the indices.
-        half = 0.5 * grid.cell_volume
-        def weights(w, idx):
-            if len(np.unique(w)) == 1:
-                return tuple(np.asarray(half * w[0], dtype) for _ in idx)
-            return tuple((half * w[i]).astype(dtype) for i in idx)
+            out.append((plane_wave_plan(s), box))
+    return tuple(out)
 
-        setup.energy_weights = {"E": weights(wE, idxE), "H": weights(wH, idxH)}
-    return setup
+
+def _energy_weights(w, idx, cell_volume: float, dtype) -> tuple:
+    """Half of eps dV (or mu dV) per sample, per component, as gathered tables."""
+    half = 0.5 * cell_volume
+    if len(np.unique(w)) == 1:
+        return tuple(np.asarray(half * w[0], dtype) for _ in idx)
+    return tuple((half * w[i]).astype(dtype) for i in idx)
 
 
 def _centre_frequency(w) -> float:
@@ -308,82 +322,6 @@ def _centre_frequency(w) -> float:
         if v:
             return float(v)
     return float(w.fwidth)
-
-
-def _box_from(grid, pml, center, size, margin) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """E-node index corners of a box given in m, or of the interior less ``margin``."""
-    lo, hi = [], []
-    for a in range(3):
-        n, d, low = grid.cells[a], grid.spacing[a], grid.lower[a]
-        if size is None:
-            i0, i1 = pml[a][0] + margin, n - pml[a][1] - margin
-            if center is not None:
-                shift = round((center[a] - (low + 0.5 * (i0 + i1) * d)) / d)
-                i0, i1 = i0 + shift, i1 + shift
-        else:
-            c = (0.5 * (grid.lower[a] * 2 + n * d)) if center is None else center[a]
-            i0 = int(np.floor((c - size[a] / 2 - low) / d + 0.5 + 1e-9))
-            i1 = int(np.floor((c + size[a] / 2 - low) / d + 0.5 + 1e-9))
-        lo.append(i0)
-        hi.append(i1)
-    return tuple(lo), tuple(hi)
-
-
-def _boxes(sim, grid) -> dict:
-    """TF/SF boxes of plane waves and Huygens boxes of NearToFar monitors, as E-node
-    index corners; raises SetupError naming every misplaced box."""
-    pml = sim.pml_cells()
-    out, problems = {}, []
-    # A Mur face reads the plane next to it, which must see the scattered field only:
-    # a TF/SF box keeps one more cell from it. The upper Mur plane is the last node,
-    # not the wall beyond, so default boxes keep their margin from that node.
-    mur = [[int(isinstance(f, Mur)) for f in pair] for pair in sim.faces]
-    walls = tuple((lo, hi + m_hi) for (lo, hi), (_, m_hi) in zip(pml, mur, strict=True))
-
-    def check(what, lo, hi, tfsf=False):
-        for a, ax in enumerate("xyz"):
-            n = grid.cells[a]
-            first = pml[a][0] + 1 + (mur[a][0] if tfsf else 0)
-            last = n - max(pml[a][1], 1) - 1 - (mur[a][1] if tfsf else 0)
-            if not (first <= lo[a] < hi[a] <= last):
-                x = grid.lower[a] + np.array([lo[a], hi[a]]) * grid.spacing[a]
-                problems.append(
-                    f"{what}: box along {ax} spans nodes {lo[a]}..{hi[a]} "
-                    f"([{x[0]:.6g}, {x[1]:.6g}] m); it must lie within nodes {first}..{last}, "
-                    "at least one cell inside the CPML or wall (a TF/SF box two inside a Mur "
-                    "face), and be at least one cell thick; shrink the box or enlarge the "
-                    "domain")
-                return False
-        return True
-
-    waves = [(i, s) for i, s in enumerate(sim.sources) if isinstance(s, PlaneWave)]
-    for i, s in waves:
-        if s.waveform is None:
-            problems.append(f"sources[{i}] PlaneWave: FDTD needs a 'waveform'; add one")
-        lo, hi = _box_from(grid, walls, s.box_center, s.box_size, s.box_margin)
-        if check(f"sources[{i}] PlaneWave TF/SF", lo, hi, tfsf=True):
-            out[("source", i)] = (lo, hi)
-    for m in sim.monitors:
-        if not isinstance(m, NearToFar):
-            continue
-        lo, hi = _box_from(grid, walls, m.center, m.size, m.margin)
-        what = f"monitor NearToFar '{m.name}'"
-        if not check(what, lo, hi):
-            continue
-        out[("monitor", m.name)] = (lo, hi)
-        for i, _ in waves:
-            if ("source", i) not in out:
-                continue
-            tlo, thi = out[("source", i)]
-            if not all(lo[a] < tlo[a] and hi[a] > thi[a] for a in range(3)):
-                problems.append(
-                    f"{what}: its box (nodes {lo}..{hi}) must enclose the TF/SF box of "
-                    f"sources[{i}] (nodes {tlo}..{thi}) with at least one cell to spare on "
-                    "every side, so that it sees only the scattered field; enlarge it (or "
-                    "lower its margin) or shrink the plane wave's box")
-    if problems:
-        raise SetupError("; ".join(problems))
-    return out
 
 
 def _check_homogeneous(i: int, box, index, media) -> None:

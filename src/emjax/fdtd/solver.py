@@ -9,6 +9,7 @@ checkpoints, signals) is :func:`emjax.driver.loop.run`'s, shared with FDTD2D and
 
 from __future__ import annotations
 
+import dataclasses
 from functools import partial
 from pathlib import Path
 
@@ -55,17 +56,20 @@ class FDTDSolver:
     placement = None  # emjax.parallel.Placement of a sharded run (issue #7); None: 1 device
 
     def __init__(self, sim, *, chunk: int | None = None, check_memory: bool = True,
-                 devices=None, shard_axis: str = "x"):
+                 devices=None, shard_axis: str = "x", align: int | None = None):
+        """``align``: z alignment of the stored arrays (None: the backend's,
+        ``setup.align_z``; tests force padding on a CPU with 4)."""
         require_x64(needs_x64(sim.dtype))
         self.chunk = chunk or loop.default_chunk(sim.num_steps)
-        if check_memory and devices is None:  # before rasterizing: refused at once
-            check_fits(sim, self.chunk)
-        elif check_memory:
-            check_fits_per_device(sim, self.chunk, devices, shard_axis)
         # Split along z, the padding could break the even split the user chose; the
         # shards' own z extent decides their alignment there anyway.
-        along_z = devices is not None and shard_axis in ("z", 2)
-        self.setup: FDTDSetup = prepare(sim, align=1 if along_z else None)
+        if devices is not None and shard_axis in ("z", 2):
+            align = 1
+        if check_memory and devices is None:  # before rasterizing: refused at once
+            check_fits(sim, self.chunk, align)
+        elif check_memory:
+            check_fits_per_device(sim, self.chunk, devices, shard_axis)
+        self.setup: FDTDSetup = prepare(sim, align=align)
         self.sim = sim
         if devices is not None:  # --- sharding hook (emjax.parallel, issue #7) ---
             from ..parallel import placement
@@ -96,7 +100,7 @@ class FDTDSolver:
             if self.placement is not None:
                 # static slab starts: a traced start along the split axis would make the
                 # partitioner gather the whole field for each per_face correction
-                pml = {k: {n: v for n, v in p.items() if n != "start"} for k, p in pml.items()}
+                pml = {k: dataclasses.replace(p, start=None) for k, p in pml.items()}
             self._consts = self._put({
                 "cE": s.coeffs["E"], "cH": s.coeffs["H"], "pml": pml, "src": src,
                 "probes": probes, "energy": s.energy_weights,

@@ -113,17 +113,12 @@ class FDTD2DSolver(FDTDSolver):
 
 
 def _check_fits(sim, chunk: int) -> None:
-    from ..driver.memory import available_bytes, format_estimate
-    from ..errors import ResourceError
+    """Refuse a run whose estimate (``setup2d.estimate``, from the lowering's first
+    phase) exceeds the free device memory, before anything is rasterized."""
+    from ..driver.memory import refuse_if_too_large
     from .setup2d import estimate
 
-    need = estimate(sim, chunk)
-    free, where = available_bytes()
-    if need["total"] > free:
-        raise ResourceError(
-            f"scenario '{sim.name}' needs about {need['total'] / 2**30:.2f} GiB on the device "
-            f"but {where} has {free / 2**30:.2f} GiB free:\n{format_estimate(need)}\ncoarsen "
-            "the spacing, shrink the domain or use float32")
+    refuse_if_too_large(sim.name, estimate(sim, chunk))
 
 
 def run(sim, *, progress: bool = True, chunk: int | None = None, **kwargs):

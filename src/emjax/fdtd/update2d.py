@@ -33,11 +33,10 @@ cell of a float32 TMz step outside the slabs: the H pass reads Ez, Hx, Hy and wr
 Hx, Hy (20 B), the E pass reads Ez, Hx, Hy and writes Ez (16 B), plus 1 B per uint8
 material index read (none in a uniform medium): 36-39 B.
 
-:func:`step_one_pass` (``FDTD2D(kernel="one_pass")``, PEC walls only) computes the
-E update from neighbouring new H values recomputed from the old fields, so that both
-updates depend on the inputs alone and can fuse into one kernel (24 B per cell). It
-equals the two-pass step to rounding; on a CPU it ran 2.4x slower (recomputation), on
-the GPU it is to be measured (``emjax bench seed002-tmz``) before it becomes a default.
+A one-pass step (the E update reading neighbouring new H recomputed from the old
+fields, 24 B per cell if fused) equalled the two-pass step to rounding but ran 2.4x
+slower on a CPU; it lives in ``benchmarks/fdtd2d_one_pass.py`` until a GPU measurement
+says otherwise (BENCHMARKS.md).
 
 TF/SF plane waves (:func:`tfsf_add`) and conformal PEC cells (:func:`conformal_h`)
 are sparse scatter updates after the fused ones.
@@ -57,7 +56,6 @@ from .auxgrid import sample
 from .cpml import CURL_TERMS, Slab
 from .update3d import (
     _mask_low,
-    _shift,
     _slab_diff,
     coefficient,
     diff_backward,
@@ -85,7 +83,6 @@ class Layout2D:
     split: tuple[str, ...] = ()
     pmc_low: tuple[bool, bool] = (False, False)  # no PMC in 2D (update3d.diff_backward
     pmc_high: tuple[bool, bool] = (False, False)  # reads these)
-    one_pass: bool = False  # H and E in one fused pass (no slabs; see step_one_pass)
 
     @property
     def comps(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -147,10 +144,10 @@ def _update(F, G, coeffs, pml, psi, lay: Layout2D, *, electric: bool):
                     X = _slab_part(F[pos], slab)
                 out_slab.append((slab, c["dA"] * X + sign * c["dB"] * D))
             else:
-                psi_new = _along(p["b" + fkey], ax) * psi[slab.key][comp] + _along(
-                    p["c" + fkey], ax) * D
+                pb, pc, pk = p.of(fkey)
+                psi_new = _along(pb, ax) * psi[slab.key][comp] + _along(pc, ax) * D
                 new_psi[slab.key][comp] = psi_new
-                curl_slab.append((slab, _along(p["k" + fkey], ax) * D + psi_new))
+                curl_slab.append((slab, _along(pk, ax) * D + psi_new))
         a, b = coefficient(coeffs, pos)
         if curl_slab or out_slab:
             # Materialise the slab terms (slab-sized traffic) so that XLA does not
@@ -234,52 +231,6 @@ def conformal_h(H_new, H_old, E, cut):
     return (H_new[0].at[index].set(val),)
 
 
-def _h_new_shifted(E, H, coeffs_H, lay: Layout2D, axis: int):
-    """H^{n+1/2} shifted by one sample along ``axis`` (entry i holds entry i-1; zero at
-    i = 0), computed from E^n and H^{n-1/2} alone, so that it fuses with the E update."""
-    f_comps, g_comps = lay.comps[1], lay.comps[0]
-    out = []
-    for pos, comp in enumerate(f_comps):
-        curl = None
-        for s_, src, ax in curl_terms(comp):
-            g = E[g_comps.index(src)]
-            if ax == axis:  # (g[i+1] - g[i]) at i-1 = g[i] - g[i-1]
-                d = g - _shift(g, axis, +1)
-            else:
-                d = diff_forward(_shift(g, axis, +1), ax)
-            term = s_ * lay.inv_d[ax] * d
-            curl = term if curl is None else curl + term
-        a, b = coefficient(coeffs_H, pos)
-        if jnp.ndim(a):
-            a, b = _shift(a, axis, +1), _shift(b, axis, +1)
-        val = a * _shift(H[pos], axis, +1) - b * curl
-        out.append(jnp.where(lax.broadcasted_iota(jnp.int32, val.shape, axis) == 0, 0, val))
-    return tuple(out)
-
-
-def step_one_pass(E, H, coeffs, lay: Layout2D):
-    """One leapfrog step (no PML slabs, sources, TF/SF or conformal cells) as a single
-    pass: the E update reads the neighbouring new H recomputed from the old fields
-    instead of the new H itself, so XLA can fuse both updates into one kernel that
-    reads E, H once and writes them once (24 B per cell in float32, not 36)."""
-    H_new, _ = update_H(E, H, coeffs["H"], {}, {}, lay)
-    f_comps, g_comps = lay.comps
-    shifted = {}
-    new_E = []
-    for pos, comp in enumerate(f_comps):
-        curl = None
-        for s_, src, ax in curl_terms(comp):
-            if ax not in shifted:
-                shifted[ax] = _h_new_shifted(E, H, coeffs["H"], lay, ax)
-            k = g_comps.index(src)
-            term = s_ * lay.inv_d[ax] * (H_new[k] - shifted[ax][k])
-            curl = term if curl is None else curl + term
-        a, b = coefficient(coeffs["E"], pos)
-        out = a * E[pos] + b * curl
-        new_E.append(_mask_low(out, [a_ for a_ in range(2) if a_ != comp]))
-    return tuple(new_E), H_new
-
-
 def step(E, H, psi_E, psi_H, coeffs, pml, lay: Layout2D, src_E=None, src_H=None, tfsf=None,
          cut=None):
     """One leapfrog step with sources: (E, H, psi_E, psi_H, aux) at the next step.
@@ -292,11 +243,6 @@ def step(E, H, psi_E, psi_H, coeffs, pml, lay: Layout2D, src_E=None, src_H=None,
     cut: the conformal PEC cells of :func:`conformal_h` (TEz), or None.
     """
     tfsf = tfsf or []
-    if lay.one_pass:
-        E, H = step_one_pass(E, H, coeffs, lay)
-        if src_E is not None:
-            E = inject(E, *src_E)
-        return E, H, psi_E, psi_H, []
     H_old = H
     H, psi_H = update_H(E, H, coeffs["H"], pml, psi_H, lay)
     if cut is not None:
@@ -315,5 +261,5 @@ def step(E, H, psi_E, psi_H, coeffs, pml, lay: Layout2D, src_E=None, src_H=None,
     return E, H, psi_E, psi_H, aux
 
 
-__all__ = ["POLARIZATIONS", "Layout2D", "conformal_h", "curl_terms", "step", "step_one_pass",
+__all__ = ["POLARIZATIONS", "Layout2D", "conformal_h", "curl_terms", "step",
            "tfsf_add", "update_E", "update_H", "zeros_psi"]

@@ -15,30 +15,36 @@ bulk of a step is one read of each input and one write of each output.
 CPML strategies (seed 001): ``combined`` folds each slab's psi term, zero-padded to
 the full axis, into the single fused field expression; ``per_face`` runs the bulk
 update first and then adds each face's correction over its slab, in place (the
-slab's start is data, ``pml[key]["start"]``, so that XLA:GPU keeps the slice read and
+slab's start is data, ``pml[key].start``, so that XLA:GPU keeps the slice read and
 the update on one buffer; with static starts each correction copied the whole
 field). The slab terms
 pass through ``lax.optimization_barrier`` first: without it XLA recomputes psi
 inside the bulk kernel and the step ran 15% slower (BENCHMARKS.md).
 
 First-order Mur faces (``fdtd/mur.py``) replace the tangential E on their boundary
-planes at the end of the E update: folded (plane values computed first, written with
-an index comparison in the same fused pass) or in place (``MUR_FOLD``).
+planes at the end of the E update, folded: plane values computed first, written with
+an index comparison in the same fused pass. (Writing them in place with
+``dynamic_update_slice`` after the update moved more bytes; it left src/, see
+BENCHMARKS.md.)
+
+TF/SF patches are folded into the fused update zero-padded, or added after it in
+place patch by patch: :attr:`Layout.tfsf_fold`, chosen per backend by the lowering
+(``fdtd/setup.py``): folded on accelerators, in place on a CPU.
 
 Static choices live in :class:`Layout`; arrays live in pytrees: ``coeffs`` (update
-coefficients), ``pml`` (slab key -> 1D b, c, 1/kappa - 1) and the state.
+coefficients), ``pml`` (slab key -> :class:`emjax.fdtd.cpml.SlabCoefficients`: 1D b,
+c, 1/kappa - 1) and the state.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-import jax
 import jax.numpy as jnp
 from jax import lax
 
 from .cpml import CURL_TERMS, Slab, tangential
-from .mur import MurFace, mur_in_place, mur_planes, put_planes
+from .mur import MurFace, mur_planes, put_planes
 
 
 @dataclass(frozen=True)
@@ -50,7 +56,11 @@ class Layout:
     pec_low: per axis, tangential E on the low face forced to zero (PEC or CPML);
     strategy: "combined" or "per_face"; mur: first-order Mur faces as (axis, side,
     coefficient), side 0 low and 1 high (see :mod:`emjax.fdtd.mur`); pad_z: stored
-    entries beyond the upper z wall (``shape`` includes them; E is zero there).
+    entries beyond the upper z wall (``shape`` includes them; E is zero there);
+    tfsf_fold: TF/SF patches folded into the fused update zero-padded (True) or added
+    after it in place, patch by patch (False). The car-rcs step with a plane wave ran
+    at 15 Mcells/s folded and 52 in place on a CPU, and at 17.3 Gcells/s folded and 6.3
+    in place on an H100 (BENCHMARKS.md); the lowering picks by backend.
     """
 
     shape: tuple[int, int, int]
@@ -62,6 +72,7 @@ class Layout:
     strategy: str = "combined"
     mur: tuple[MurFace, ...] = ()
     pad_z: int = 0
+    tfsf_fold: bool = False
 
     def __post_init__(self):
         if self.pad_z and self.pmc_high[2]:  # the image terms read the last stored entry
@@ -202,27 +213,6 @@ def _pad_patch(x, start, shape):
     return lax.pad(x, jnp.zeros((), x.dtype), cfg)
 
 
-TFSF_FOLD: bool | None = None
-"""TF/SF patches: folded into the fused update zero-padded (True), or added after it
-in place, patch by patch (False); None picks by backend, folded on accelerators. The
-car-rcs step with a plane wave ran at 15 Mcells/s folded and 52 in place on a CPU,
-and at 17.3 Gcells/s folded and 6.3 in place on an H100 (BENCHMARKS.md)."""
-
-
-def _fold_tfsf() -> bool:
-    return TFSF_FOLD if TFSF_FOLD is not None else jax.default_backend() != "cpu"
-
-
-MUR_FOLD: bool = True
-"""Mur planes: written inside the fused E update behind a barrier (True) or with
-``dynamic_update_slice`` after it (False). Folded moved fewer bytes on a CPU (see
-:mod:`emjax.fdtd.mur`); ``emjax bench seed001-pml-thickness`` times both on a GPU."""
-
-
-def _fold_mur() -> bool:
-    return MUR_FOLD
-
-
 def _add_patches(out, terms, coeffs, comp: int, sign: float, runtime=None):
     """``out[patch] += sign * b * patch`` for each (start, patch), in place (the buffer
     is fresh from the update); b gathered over the patch only.
@@ -267,13 +257,12 @@ def _update(F, G, coeffs, pml, psi, lay: Layout, *, electric: bool, extra=None):
             if comp not in tangential(slab.axis):
                 continue
             (s_, src, ax) = next(t for t in CURL_TERMS[comp] if t[2] == slab.axis)
-            p = pml[slab.key]
+            pb, pc, pk = pml[slab.key].of(fkey)
             D = lay.inv_d[ax] * _slab_diff(G[src], ax, slab, backward=electric)
-            psi_new = _along(p["b" + fkey], ax) * psi[slab.key][comp] + _along(
-                p["c" + fkey], ax) * D
+            psi_new = _along(pb, ax) * psi[slab.key][comp] + _along(pc, ax) * D
             new_psi[slab.key][comp] = psi_new
-            corrections[comp].append((slab, s_ * (_along(p["k" + fkey], ax) * D + psi_new)))
-        if extra is not None and _fold_tfsf():
+            corrections[comp].append((slab, s_ * (_along(pk, ax) * D + psi_new)))
+        if extra is not None and lay.tfsf_fold:
             for start, patch in extra[comp]:
                 curl = curl + _pad_patch(patch.astype(curl.dtype), start, n_shape)
         a, b = coefficient(coeffs, comp)
@@ -298,12 +287,10 @@ def _update(F, G, coeffs, pml, psi, lay: Layout, *, electric: bool, extra=None):
                 terms.append((start, _mask(corr, comp, lay, electric, start)))
             # in place: 12.2 -> 25.0 Gcells/s on mri-coil with 5 cells (BENCHMARKS.md)
             out = _add_patches(out, terms, coeffs, comp, sign, runtime=[
-                pml[slab.key].get("start") for slab, _ in corrections[comp]])
-        if extra is not None and not _fold_tfsf():
+                pml[slab.key].start for slab, _ in corrections[comp]])
+        if extra is not None and not lay.tfsf_fold:
             out = _add_patches(out, extra[comp], coeffs, comp, sign)
-        if electric and lay.mur and not _fold_mur():
-            out = mur_in_place(F[comp], out, comp, lay.mur, lay.nodes)
-        elif electric and lay.mur:
+        if electric and lay.mur:
             planes = mur_planes(F[comp], out, comp, lay.mur, lay.nodes)
             if planes:
                 # Materialise the planes (plane-sized) so that XLA writes them inside

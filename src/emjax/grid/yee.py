@@ -13,7 +13,7 @@ wall's tangential E exists, and the components staggered along that axis keep an
 unused last entry.
 
 The stored z size may exceed the physical one by ``pad_z`` trailing entries (the
-FDTD solver rounds it up to a multiple of ``fdtd.setup.ALIGN_Z`` so that the
+FDTD solver rounds it up to the backend's ``fdtd.setup.align_z()`` so that the
 x-neighbour offset ny*nz keeps vector loads aligned on GPUs). Those entries lie
 beyond the upper z wall: the E update holds all three E components there at zero
 (the first of them is the wall's implicit zero made explicit), so the H there stays

@@ -274,10 +274,6 @@ class FDTD2D(_TimeDomain):
         True, description="TEz: conformal (Dey-Mittra) PEC boundaries instead of staircases "
         "(stable at any courant; most accurate at courant 0.7 or below, where fewer small "
         "cut cells need enlarging).")
-    kernel: Literal["two_pass", "one_pass"] = Field(
-        "two_pass", description="two_pass: H then E; one_pass: both in one fused pass "
-        "(recomputing neighbouring H), for PEC walls and electric line sources only.")
-
     @model_validator(mode="after")
     def _check_consistency(self):
         problems = []
@@ -286,16 +282,6 @@ class FDTD2D(_TimeDomain):
                 "give exactly one of 'duration' (s) and 'steps'"
                 + (f" (both given: {self.duration:.6g} s, {self.steps})"
                    if self.duration is not None else " (neither given)"))
-        if self.kernel == "one_pass" and (
-                any(getattr(b, "thickness", 0) for pair in self.faces for b in pair)
-                or any(not isinstance(s, LineSource) or s.current != "electric"
-                       for s in self.sources)
-                or (self.polarization == "TEz" and self.conformal and any(
-                    isinstance(s.medium, PEC) for s in self.structures))):
-            problems.append(
-                "kernel = 'one_pass' handles PEC walls and electric line sources only; this "
-                "scenario has a PML, a plane wave, a magnetic source or conformal PEC cells: "
-                "use kernel = 'two_pass'")
         if not problems:
             problems += time_step_problems(self)
         problems += _placement_problems_2d(self)
