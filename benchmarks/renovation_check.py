@@ -13,7 +13,7 @@ solvers only through names both trees have (``FDTDSolver.advance``,
 - ``cube``: seed001-cube, 512^3 float32 FDTD3D with a 10-cell CPML, CIS, a dipole,
   a probe and a DFT plane; median of 5 chunks of 100 steps; Gcells/s counting all cells.
 - ``cylinder``: seed004-cylinder, the structured ring mesh of the seed's PEC cylinder
-  at >= 20.2M DoFs (rings 82, layers 41), float32, kernels "auto" (Pallas on a GPU), one
+  at 20.25M DoFs (rings 71, layers 35: bench.dga.rings_for(20e6)), float32, kernels "auto" (Pallas on a GPU), one
   edge source and one probe; median of 5 chunks of 100 steps; ms per step.
 - ``sphere``: seed000-sphere, FDFD 96^3 default solver (separable storage, COCG with
   the fast-diagonalization preconditioner) to 1e-6, one compiled while-loop; median
@@ -67,7 +67,7 @@ def cube(n: int = 512) -> dict:
     return {"case": "cube", "size": f"{n}^3", "s_per_step": s, "Gcells_per_s": n**3 / s / 1e9}
 
 
-def cylinder(rings: int = 82, layers: int = 41) -> dict:
+def cylinder(rings: int = 71, layers: int = 35) -> dict:
     import emjax as em
     import emjax.dga.solver as dsolver
     from emjax.dga import structured

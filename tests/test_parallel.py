@@ -240,13 +240,13 @@ def _layout() -> dict:
     solver = FDTDSolver(sim, chunk=20, devices=4)
     state, consts = solver.init_state(), solver.constants()
     spec = lambda a: [None if p is None else str(p) for p in a.sharding.spec]  # noqa: E731
-    out["E_spec"] = spec(state["E"][0])
-    out["psi_x_spec"] = spec(state["psiE"]["x_low"][1])
-    out["psi_y_spec"] = spec(state["psiE"]["y_low"][0])
+    out["E_spec"] = spec(state.E[0])
+    out["psi_x_spec"] = spec(state.psi_E["x_low"][1])
+    out["psi_y_spec"] = spec(state.psi_E["y_low"][0])
     out["table_spec"] = spec(consts["cE"]["a"])
-    out["shard_shapes"] = [list(s.data.shape) for s in state["E"][0].addressable_shards]
+    out["shard_shapes"] = [list(s.data.shape) for s in state.E[0].addressable_shards]
     y = FDTDSolver(sim, chunk=20, devices=4, shard_axis="y").init_state()
-    out["y_axis_spec"] = spec(y["E"][0])
+    out["y_axis_spec"] = spec(y.E[0])
     odd = vp.scenario(steps=10).model_copy(update={"domain": sim.domain.model_copy(
         update={"shape": (30, 24, 20)})})
     for key, call in (("uneven", lambda: FDTDSolver(odd, devices=4)),

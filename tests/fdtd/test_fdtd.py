@@ -30,7 +30,7 @@ def _final_fields(sim):
     solver = FDTDSolver(sim, chunk=sim.num_steps)
     state, _, ok = solver.advance(solver.init_state(), 0, sim.num_steps)
     assert bool(ok)
-    return [np.asarray(F) for F in (*state["E"], *state["H"])]
+    return [np.asarray(F) for F in (*state.E, *state.H)]
 
 
 def _cube(n, thickness=4, **kw):
@@ -102,7 +102,7 @@ def test_lowered_setup_holds_no_pydantic_model():
 
 
 def _psi_bytes(state) -> int:
-    return sum(a.nbytes for d in (state["psiE"], state["psiH"]) for f in d.values()
+    return sum(a.nbytes for d in (state.psi_E, state.psi_H) for f in d.values()
                for a in f.values())
 
 
@@ -237,7 +237,7 @@ def test_slab_alignment_changes_layout_not_fields(monkeypatch):
         monkeypatch.setattr(cpml, "SLAB_ALIGN", align)
         solver = FDTDSolver(sim, chunk=25)
         state, _, _ = solver.advance(solver.init_state(), 0, 25)
-        runs.append(([np.asarray(F) for F in (*state["E"], *state["H"])], _psi_bytes(state)))
+        runs.append(([np.asarray(F) for F in (*state.E, *state.H)], _psi_bytes(state)))
     (fields1, bytes1), (fields2, bytes2) = runs
     assert np.abs(fields1[2]).max() > 0
     for a, b in zip(fields1, fields2, strict=True):

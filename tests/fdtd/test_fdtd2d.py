@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 
@@ -81,25 +82,22 @@ def test_tmz_tez_duality():
     N = 10  # the waves stay far from the walls (PEC here is PMC in the dual)
 
     def run_tm(steps):
-        st = tm.init_state()
-        st["E"] = (np.asarray(f0),)
+        st = dataclasses.replace(tm.init_state(), E=(np.asarray(f0),))
         st, _, _ = tm.advance(st, 0, steps)
         return st
 
     one, tmN, tmN1 = run_tm(1), run_tm(N), run_tm(N + 1)
-    Hx, Hy = (np.asarray(a) for a in one["H"])
-    st = te.init_state()
+    Hx, Hy = (np.asarray(a) for a in one.H)
     Ex0, Ey0 = np.zeros((n, n)), np.zeros((n, n))
     eta0 = np.sqrt(mu0 / eps0)  # SI duality: Hz' = Ez / eta0, E' = -eta0 H
     Ex0[:, 1:] = -eta0 * Hx[:, :-1]
     Ey0[1:, :] = -eta0 * Hy[:-1, :]
-    st["H"] = (np.asarray(f0) / eta0,)
-    st["E"] = (Ex0, Ey0)
+    st = dataclasses.replace(te.init_state(), H=(np.asarray(f0) / eta0,), E=(Ex0, Ey0))
     st, _, _ = te.advance(st, 0, N)
-    Ex, Ey = (np.asarray(a) for a in st["E"])
-    (Hz,) = (np.asarray(a) for a in st["H"])
-    Ez_ref = np.asarray(tmN["E"][0])
-    Hx_ref, Hy_ref = (np.asarray(a) for a in tmN1["H"])
+    Ex, Ey = (np.asarray(a) for a in st.E)
+    (Hz,) = (np.asarray(a) for a in st.H)
+    Ez_ref = np.asarray(tmN.E[0])
+    Hx_ref, Hy_ref = (np.asarray(a) for a in tmN1.H)
     scale = np.abs(Ez_ref).max()
     assert scale > 0.01
     inner = (slice(2, n - 2), slice(2, n - 2))
@@ -132,7 +130,8 @@ def test_energy_is_conserved_in_a_closed_box():
 
 
 def _slab_bytes(state) -> int:
-    return sum(a.nbytes for g in ("psiE", "psiH") for d in state[g].values() for a in d.values())
+    return sum(a.nbytes for g in (state.psi_E, state.psi_H) for d in g.values()
+               for a in d.values())
 
 
 @pytest.mark.parametrize("kind", ["SplitPML", "CPML"])
@@ -153,7 +152,7 @@ def _fields(sim):
     s = FDTD2DSolver(sim, chunk=sim.num_steps)
     st, _, ok = s.advance(s.init_state(), 0, sim.num_steps)
     assert bool(ok)
-    return [np.asarray(F) for F in (*st["E"], *st["H"])]
+    return [np.asarray(F) for F in (*st.E, *st.H)]
 
 
 def _scatter_sim(pol="TMz", **kw):

@@ -92,7 +92,7 @@ def _assert_equal(a, b):
 
 def _padding_is_zero(solver, state):
     nz = solver.setup.grid.nodes[2]
-    for F in (*state["E"], *state["H"]):
+    for F in (*state.E, *state.H):
         assert not np.asarray(F)[:, :, nz:].any()
 
 

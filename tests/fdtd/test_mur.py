@@ -120,7 +120,7 @@ def test_pulse_leaves_and_fields_stay_finite():
         assert bool(ok), f"not finite after {(k + 1) * chunk} steps"
         w.append(np.asarray(ys["energy"][0]))
         if first is None:
-            first = [np.asarray(F) for F in (*state["E"], *state["H"])]
+            first = [np.asarray(F) for F in (*state.E, *state.H)]
     w = np.concatenate(w)
     assert w.max() > 0
     assert w[-100:].max() < 1e-6 * w.max(), w[-100:].max() / w.max()

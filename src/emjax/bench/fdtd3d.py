@@ -138,7 +138,7 @@ def cpu_gpu_agreement(n: int = 48, steps: int = 500) -> list[Measurement]:
             solver = FDTDSolver(sim, chunk=steps)
             state, _, _ = solver.advance(solver.init_state(), 0, steps)
             out[backend] = np.concatenate([np.asarray(F).ravel()
-                                           for F in (*state["E"], *state["H"])])
+                                           for F in (*state.E, *state.H)])
     a, b = out["cpu"], out[jax.default_backend()]
     rel = float(np.linalg.norm(a - b) / np.linalg.norm(a))
     return [Measurement("cpu-gpu", n, f"relative L2 after {steps} steps", rel, "")]

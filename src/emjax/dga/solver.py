@@ -17,6 +17,7 @@ import math
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -37,6 +38,19 @@ from .layout import Layout, auto_kernels, make_layout
 from .mass import Operators, assemble
 from .mesh import TetMesh
 from .stability import spectral_radius, stable_dt
+
+
+@jax.tree_util.register_dataclass
+@dataclass(frozen=True)
+class DGAState:
+    """What a DGATD run carries from step to step: u, the fractioned edge unknowns
+    (e along half edges, the layout's order; V); f, the fractioned dual-edge unknowns
+    (h, the layout's order; A); n, the step count (int32). u is at n dt, f at
+    (n - 1/2) dt after n steps."""
+
+    u: jax.Array
+    f: Any
+    n: jax.Array
 
 
 @dataclass(eq=False)
@@ -210,10 +224,10 @@ class DGASolver:
         self._capture = jax.default_backend() == "cpu" and nbytes < 64 * 2**20
 
     # ---------------------------------------------------------------- state
-    def init_state(self) -> dict:
+    def init_state(self) -> DGAState:
         s = self.setup
-        return {"u": jnp.zeros((s.ops.nu,), s.dtype),
-                "f": self.spec.f_zeros(s.dtype), "n": jnp.zeros((), jnp.int32)}
+        return DGAState(u=jnp.zeros((s.ops.nu,), s.dtype), f=self.spec.f_zeros(s.dtype),
+                        n=jnp.zeros((), jnp.int32))
 
     def empty_record(self) -> dict:
         dt, nt = self.setup.dtype, self.setup.cx.num_tets
@@ -256,8 +270,11 @@ class DGASolver:
 
     def advance(self, state: dict, step0: int, length: int):
         if length not in self._compiled:
-            fn = partial(_chunk, sim=self.sim, spec=self.spec, length=length,
-                         has_cur=bool(self._cur), has_soft=bool(self._soft))
+            sim = self.sim
+            fn = partial(_chunk, dense=sim.formulation == "dense",
+                         energy=tuple(m.interval for m in sim.energy),
+                         snapshots=tuple(m.interval for m in sim.snapshots), spec=self.spec,
+                         length=length, has_cur=bool(self._cur), has_soft=bool(self._soft))
             if self._capture:
                 # XLA:CPU runs the gathers 3-4x faster with the index arrays as constants
                 consts = self.consts
@@ -335,12 +352,15 @@ class DGASolver:
         return out
 
 
-def _chunk(state, consts, xs, step0, *, sim, spec, length, has_cur, has_soft):
+def _chunk(state: DGAState, consts, xs, step0, *, dense: bool, energy: tuple[int, ...],
+           snapshots: tuple[int, ...], spec, length: int, has_cur: bool, has_soft: bool):
+    """``length`` leapfrog steps with monitors; pure, jitted by the caller. ``dense``:
+    the per-tetrahedron kernels (else the sparse reference); ``energy``, ``snapshots``:
+    the sampling intervals of the energy and snapshot monitors."""
     K = consts["K"]
-    dense = sim.formulation == "dense"
 
-    def body(carry, x):
-        u, f = carry["u"], carry["f"]
+    def body(carry: DGAState, frames: list, x):
+        u, f = carry.u, carry.f
         f_new = kern.faraday(u, f, K, spec) if dense else kern.faraday_sparse(u, f, K)
         cur = x["cur"] if has_cur else None
         u_new = (kern.ampere(u, f_new, K, spec, cur) if dense
@@ -349,25 +369,24 @@ def _chunk(state, consts, xs, step0, *, sim, spec, length, has_cur, has_soft):
             u_new = kern.soft(u_new, K, x["soft"])
         ys = {"probe": [list(kern.probe(u_new, f_new, P)) for P in consts["probes"]],
               "energy": []}
-        for m in sim.energy:
+        for interval in energy:
             ys["energy"].append(sampled(
-                carry["n"], m.interval,
+                carry.n, interval,
                 lambda u=u, f=f, f_new=f_new: kern.energy(u, f, f_new, consts["E"], spec),
                 u.dtype))
-        snap = []
-        if sim.snapshots:
+        if snapshots:
             S = consts["snap"]
             e = jnp.sum(S["Me"] * u_new[S["idx"]][None], axis=1)
             h = jnp.sum(S["Mh"] * kern.f_rows(f_new, spec)[None], axis=1)
-            snap = [store_frames(bufs, (e, h), carry["n"], step0, m.interval)
-                    for m, bufs in zip(sim.snapshots, carry["snap"], strict=True)]
-        return {"u": u_new, "f": f_new, "n": carry["n"] + 1, "snap": snap}, ys
+            frames = [store_frames(bufs, (e, h), carry.n, step0, interval)
+                      for interval, bufs in zip(snapshots, frames, strict=True)]
+        return DGAState(u=u_new, f=f_new, n=carry.n + 1), frames, ys
 
-    buffers = frame_buffers(length, [m.interval for m in sim.snapshots],
-                            [[(3, spec.nt)] * 2 for _ in sim.snapshots], state["u"].dtype)
+    buffers = frame_buffers(length, snapshots, [[(3, spec.nt)] * 2 for _ in snapshots],
+                            state.u.dtype)
     state, ys = scan_with_frames(body, state, xs, length, buffers)
     finite = jnp.isfinite(sum(jnp.sum(jnp.abs(a))
-                              for a in jax.tree_util.tree_leaves((state["u"], state["f"]))))
+                              for a in jax.tree_util.tree_leaves((state.u, state.f))))
     return state, ys, finite
 
 

@@ -26,7 +26,8 @@ from ..errors import CheckpointError
 from .environment import environment
 
 FORMAT = "emjax-checkpoint"
-VERSION = 1
+VERSION = 2
+"""2: states are named pytrees (FDTDState, DGAState), whose leaves come in field order."""
 
 
 def _z_padding(solver) -> tuple[int, int]:
@@ -90,6 +91,11 @@ def load_checkpoint(solver, path: str | Path) -> tuple[int, dict, dict]:
     import h5py
 
     with _open(path, h5py) as f:
+        version = int(f.attrs.get("format_version", 0))
+        if version != VERSION:
+            raise CheckpointError(
+                f"checkpoint '{path}' has format version {version}; this emjax reads version "
+                f"{VERSION}: rerun the scenario (or resume it with the emjax that wrote it)")
         # the same scenario: equal as data (the JSON of one emjax version is canonical)
         if json.loads(f.attrs["scenario"]) != json.loads(solver.sim.to_json(indent=None)):
             raise CheckpointError(

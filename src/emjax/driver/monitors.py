@@ -44,11 +44,17 @@ def sampled(n, interval: int, value: Callable[[], jnp.ndarray], dtype) -> jnp.nd
     return lax.cond((n + 1) % interval == 0, value, lambda: jnp.zeros((), dtype))
 
 
-def scan_with_frames(body: Callable, state: dict, xs, length: int, buffers: list):
-    """``lax.scan`` of ``body`` with the frame buffers in the carry; returns (state,
-    ys) with the buffers moved to ``ys[FRAMES]``."""
-    state, ys = lax.scan(body, dict(state, **{FRAMES: buffers}), xs, length=length)
-    ys[FRAMES] = state.pop(FRAMES)
+def scan_with_frames(body: Callable, state, xs, length: int, buffers: list):
+    """``lax.scan`` of ``body(state, frames, x) -> (state, frames, ys)`` with the frame
+    buffers carried beside the state; returns (state, ys) with the buffers in
+    ``ys[FRAMES]``."""
+
+    def step(carry, x):
+        state, frames, ys = body(*carry, x)
+        return (state, frames), ys
+
+    (state, frames), ys = lax.scan(step, (state, buffers), xs, length=length)
+    ys[FRAMES] = frames
     return state, ys
 
 

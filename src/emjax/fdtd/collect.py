@@ -41,7 +41,7 @@ def collect(s: FDTDSetup, sim, state, record, steps: int) -> dict:
             coords={"t_E": t_E, "t_H": t_H, "points": np.array(m.positions)},
         )
     for k, (m, regions) in enumerate(s.dfts):
-        acc = jax.device_get(state["dft"][k])
+        acc = jax.device_get(state.dft[k])
         data, coords = {}, {"f": np.asarray(m.frequencies, dtype=np.float64)}
         for comp, sl in regions:
             data[comp] = np.asarray(acc[comp])
@@ -72,7 +72,7 @@ def _near_to_far(s: FDTDSetup, sim, state, k: int, m, lo, hi):
     from ..results import MonitorData
     from .neartofar import surface
 
-    acc = [np.asarray(a) for a in jax.device_get(state["n2f"][k])]
+    acc = [np.asarray(a) for a in jax.device_get(state.n2f[k])]
     pts, nrm, wts, Ef, Hf = surface(lo, hi, s.grid.spacing, s.grid.lower, acc)
     bg = sim.background
     data = {"E": Ef, "H": Hf}
@@ -81,7 +81,7 @@ def _near_to_far(s: FDTDSetup, sim, state, k: int, m, lo, hi):
     attrs = {"eps_r": bg.eps_r, "mu_r": bg.mu_r, "box_lo": list(lo), "box_hi": list(hi)}
     if s.planewaves:
         pw, box = s.planewaves[0]
-        inc = np.asarray(jax.device_get(state["n2f_inc"][k]), np.complex128)
+        inc = np.asarray(jax.device_get(state.n2f_inc[k]), np.complex128)
         # The incident spectrum at the TF/SF box's centre (its phase reference).
         centre = s.grid.lower + 0.5 * (np.array(box.lo) + np.array(box.hi)) * np.array(
             s.grid.spacing)

@@ -27,6 +27,7 @@ from . import auxgrid
 from .collect import collect, region_shape
 from .memory import check_fits, check_fits_per_device
 from .setup import FDTDSetup, prepare, waveform_samples
+from .state import FDTDState
 from .tfsf import corrections
 from .update3d import inject, update_E, update_H, zeros_psi
 
@@ -109,7 +110,7 @@ class FDTDSolver:
             })
         return self._consts
 
-    def init_state(self) -> dict:
+    def init_state(self) -> FDTDState:
         """Zero fields and psi, empty accumulators; step counter 0."""
         s = self.setup
         dt_c = jnp.complex64 if s.dtype == np.float32 else jnp.complex128
@@ -126,8 +127,8 @@ class FDTDSolver:
             n2f.append([jnp.zeros((nf, *region_shape(sl)), dt_c) for _, *sl in regions])
             n_aux = s.planewaves[0][1].aux.n if s.planewaves else 0
             n2f_inc.append(jnp.zeros((nf, n_aux), dt_c))
-        return {"E": zeros(), "H": zeros(), "psiE": psi_E, "psiH": psi_H, "dft": dft,
-                "aux": aux, "n2f": n2f, "n2f_inc": n2f_inc, "n": jnp.zeros((), jnp.int32)}
+        return FDTDState(E=zeros(), H=zeros(), psi_E=psi_E, psi_H=psi_H, dft=dft, aux=aux,
+                         n2f=n2f, n2f_inc=n2f_inc, n=jnp.zeros((), jnp.int32))
 
     # ------------------------------------------------------------------ chunk
     def _chunk_inputs(self, step0: int, length: int) -> dict:
@@ -231,16 +232,16 @@ class FDTDSolver:
         }
 
 
-def _step3d(carry, consts, x, setup: FDTDSetup):
+def _step3d(carry: FDTDState, consts, x, setup: FDTDSetup):
     """One 3D leapfrog step with TF/SF and sources: (E, H, psi_E, psi_H, aux)."""
     lay = setup.layout
-    E, H = carry["E"], carry["H"]
-    aux = carry["aux"]
+    E, H = carry.E, carry.H
+    aux = carry.aux
     xH = _tfsf_terms(setup, consts, aux, "H")
-    H_new, psi_H = update_H(E, H, consts["cH"], consts["pml"], carry["psiH"], lay, xH)
+    H_new, psi_H = update_H(E, H, consts["cH"], consts["pml"], carry.psi_H, lay, xH)
     aux = [auxgrid.step_h(c["aux"], a) for c, a in zip(consts["tfsf"], aux, strict=True)]
     xE = _tfsf_terms(setup, consts, aux, "E")
-    E_new, psi_E = update_E(E, H_new, consts["cE"], consts["pml"], carry["psiE"], lay, xE)
+    E_new, psi_E = update_E(E, H_new, consts["cE"], consts["pml"], carry.psi_E, lay, xE)
     aux = [auxgrid.step_e(c["aux"], a, v)
            for c, a, v in zip(consts["tfsf"], aux, x["inc"], strict=True)]
     if consts["src"]:
@@ -258,8 +259,8 @@ def _chunk(state, consts, xs, step0, *, setup: FDTDSetup, length: int, step=None
     step = step or partial(_step3d, setup=setup)
     _field = field or _field3d
 
-    def body(carry, x):
-        E, H = carry["E"], carry["H"]
+    def body(carry: FDTDState, frames: list, x):
+        E, H = carry.E, carry.H
         E_new, H_new, psi_E, psi_H, aux = step(carry, consts, x)
         ys = {"probe": [], "energy": []}
         for (_, comps), cst in zip(setup.probes, consts["probes"], strict=True):
@@ -270,7 +271,7 @@ def _chunk(state, consts, xs, step0, *, setup: FDTDSetup, length: int, step=None
                 vals.append(jnp.sum(g * wd, axis=1))
             ys["probe"].append(vals)
         dft = []
-        for (_, regions), acc, ph in zip(setup.dfts, carry["dft"], x["dft"], strict=True):
+        for (_, regions), acc, ph in zip(setup.dfts, carry.dft, x["dft"], strict=True):
             new = {}
             for comp, sl in regions:
                 p = ph["E"] if _COMP[comp] < 3 else ph["H"]
@@ -278,7 +279,7 @@ def _chunk(state, consts, xs, step0, *, setup: FDTDSetup, length: int, step=None
                 new[comp] = acc[comp] + p[:, None, None, None] * F[None]
             dft.append(new)
         n2f, n2f_inc = [], []
-        for (_, _, _, regions), acc, inc, ph in zip(setup.n2f, carry["n2f"], carry["n2f_inc"],
+        for (_, _, _, regions), acc, inc, ph in zip(setup.n2f, carry.n2f, carry.n2f_inc,
                                                      x["n2f"], strict=True):
             new = []
             for (c, *sl), a in zip(regions, acc, strict=True):
@@ -288,22 +289,22 @@ def _chunk(state, consts, xs, step0, *, setup: FDTDSetup, length: int, step=None
             n2f.append(new)
             # The incident wave's spectrum along its 1D grid (for RCS normalisation).
             n2f_inc.append(inc + ph["E"][:, None] * aux[0]["e"][None, :] if aux else inc)
-        snap = [store_frames(bufs, [_field(E_new, H_new, comp)[sl] for comp, sl in regions],
-                             carry["n"], step0, m.interval)
-                for (m, regions), bufs in zip(setup.snapshots, carry["snap"], strict=True)]
+        frames = [store_frames(bufs, [_field(E_new, H_new, comp)[sl] for comp, sl in regions],
+                               carry.n, step0, m.interval)
+                  for (m, regions), bufs in zip(setup.snapshots, frames, strict=True)]
         w = consts["energy"]
         for m in setup.energy:
-            ys["energy"].append(sampled(carry["n"], m.interval,
+            ys["energy"].append(sampled(carry.n, m.interval,
                                         lambda: _energy(E, H, H_new, w), setup.dtype))
-        carry = {"E": E_new, "H": H_new, "psiE": psi_E, "psiH": psi_H, "dft": dft,
-                 "aux": aux, "n2f": n2f, "n2f_inc": n2f_inc, "n": carry["n"] + 1, "snap": snap}
-        return carry, ys
+        carry = FDTDState(E=E_new, H=H_new, psi_E=psi_E, psi_H=psi_H, dft=dft, aux=aux,
+                          n2f=n2f, n2f_inc=n2f_inc, n=carry.n + 1)
+        return carry, frames, ys
 
     buffers = frame_buffers(length, [m.interval for m, _ in setup.snapshots],
                             [[region_shape(sl) for _, sl in regions]
                              for _, regions in setup.snapshots], setup.dtype)
     state, ys = scan_with_frames(body, state, xs, length, buffers)
-    finite = jnp.all(jnp.array([jnp.isfinite(jnp.sum(jnp.abs(F))) for F in state["E"]]))
+    finite = jnp.all(jnp.array([jnp.isfinite(jnp.sum(jnp.abs(F))) for F in state.E]))
     return state, ys, finite
 
 
@@ -330,7 +331,7 @@ def _energy(E, H_old, H_new, w):
 def instability(state, step0: int, length: int, names=COMPONENTS) -> InstabilityError:
     """The error of a chunk whose fields went non-finite: the first bad component, its
     first non-finite grid index and where the largest finite value sits."""
-    for name, F in zip(names, (*state["E"], *state["H"]), strict=True):
+    for name, F in zip(names, (*state.E, *state.H), strict=True):
         a = np.asarray(F)
         bad = ~np.isfinite(a)
         if bad.any():

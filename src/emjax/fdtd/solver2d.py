@@ -20,11 +20,12 @@ from . import auxgrid
 from .collect import region_shape
 from .setup2d import FDTD2DSetup, prepare
 from .solver import FDTDSolver
+from .state import FDTDState
 from .update2d import step as step2d
 from .update2d import zeros_psi
 
 
-def _step(carry, consts, x, setup: FDTD2DSetup):
+def _step(carry: FDTDState, consts, x, setup: FDTD2DSetup):
     """(E, H, psi_E, psi_H, aux) one step on: the 2D kernels plus sources."""
     # Source columns are keyed by position in their group: 0.. for E, 10.. for H.
     vals = x["src"]
@@ -32,8 +33,8 @@ def _step(carry, consts, x, setup: FDTD2DSetup):
     src_H = (consts["srcH"], {k - 10: v for k, v in vals.items() if k >= 10}) \
         if consts["srcH"] else None
     tfsf = [(c["aux"], a, c["terms"], v)
-            for c, a, v in zip(consts["tfsf"], carry["aux"], x["inc"], strict=True)]
-    return step2d(carry["E"], carry["H"], carry["psiE"], carry["psiH"],
+            for c, a, v in zip(consts["tfsf"], carry.aux, x["inc"], strict=True)]
+    return step2d(carry.E, carry.H, carry.psi_E, carry.psi_H,
                   {"E": consts["cE"], "H": consts["cH"]}, consts["pml"], setup.layout,
                   src_E, src_H, tfsf, consts["cut"])
 
@@ -91,7 +92,7 @@ class FDTD2DSolver(FDTDSolver):
             })
         return self._consts
 
-    def init_state(self) -> dict:
+    def init_state(self) -> FDTDState:
         """Zero fields and slab state, empty accumulators; step counter 0."""
         s = self.setup
         dt_c = jnp.complex64 if s.dtype == np.float32 else jnp.complex128
@@ -100,9 +101,9 @@ class FDTD2DSolver(FDTDSolver):
         psi_E, psi_H = zeros_psi(s.layout, s.dtype)
         dft = [{comp: jnp.zeros((len(m.frequencies), *region_shape(sl)), dt_c)
                 for comp, sl in regions} for m, regions in s.dfts]
-        return {"E": zeros(n_e), "H": zeros(n_h), "psiE": psi_E, "psiH": psi_H, "dft": dft,
-                "aux": [auxgrid.init(box.aux, s.dtype) for _, box in s.planewaves],
-                "n2f": [], "n2f_inc": [], "n": jnp.zeros((), jnp.int32)}
+        return FDTDState(E=zeros(n_e), H=zeros(n_h), psi_E=psi_E, psi_H=psi_H, dft=dft,
+                         aux=[auxgrid.init(box.aux, s.dtype) for _, box in s.planewaves],
+                         n2f=[], n2f_inc=[], n=jnp.zeros((), jnp.int32))
 
     def metadata(self, steps: int, wall: float, compile_s: float, rate: float) -> dict:
         meta = super().metadata(steps, wall, compile_s, rate)

@@ -99,11 +99,11 @@ def final_state(sim, devices=None, chunk: int = 100) -> dict[str, np.ndarray]:
                                    step=step + length, field="?", index=())
         probes.append([np.asarray(jax.device_get(v)) for v in ys["probe"][0]])
         step += length
-    out = {name: gather(F) for name, F in zip(COMPONENTS, (*state["E"], *state["H"]),
+    out = {name: gather(F) for name, F in zip(COMPONENTS, (*state.E, *state.H),
                                               strict=True)}
     for j, comp in enumerate(sim.monitors[0].components):
         out[f"probe_{comp}"] = np.concatenate([p[j] for p in probes])
-    for comp, acc in state["dft"][0].items():
+    for comp, acc in state.dft[0].items():
         out[f"dft_{comp}"] = gather(acc)
     return out
 

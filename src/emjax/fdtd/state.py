@@ -1,0 +1,35 @@
+"""The state an FDTD run carries from step to step (3D and 2D), as a JAX pytree.
+
+Times: E^n at n dt, H^(n-1/2) at (n - 1/2) dt after n steps. Fields are on the Yee
+grid's edges (E, V/m) and faces (H, A/m); shapes are the stored grid's, z padding
+included (:mod:`emjax.grid.yee`). In 2D, ``E`` and ``H`` hold only the components of
+the polarization, as (nx, ny) arrays.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+
+
+@jax.tree_util.register_dataclass
+@dataclass(frozen=True)
+class FDTDState:
+    """E, H: tuples of field components (V/m, A/m); psi_E, psi_H: CPML (or split-field)
+    auxiliary arrays on the PML slabs only, keyed by slab; dft: per DFT monitor,
+    component -> (nf, n1, n2, n3) complex running sums (field x s); aux: per plane
+    wave, its 1D incident grid (e, h); n2f: per NearToFar monitor, the (nf, ...) surface
+    sums; n2f_inc: per NearToFar monitor, the incident spectrum along the 1D grid;
+    n: the step count (int32)."""
+
+    E: tuple
+    H: tuple
+    psi_E: Any
+    psi_H: Any
+    dft: list
+    aux: list
+    n2f: list
+    n2f_inc: list
+    n: jax.Array
