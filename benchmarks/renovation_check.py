@@ -13,8 +13,9 @@ solvers only through names both trees have (``FDTDSolver.advance``,
 - ``cube``: seed001-cube, 512^3 float32 FDTD3D with a 10-cell CPML, CIS, a dipole,
   a probe and a DFT plane; median of 5 chunks of 100 steps; Gcells/s counting all cells.
 - ``cylinder``: seed004-cylinder, the structured ring mesh of the seed's PEC cylinder
-  at 20.25M DoFs (rings 71, layers 35: bench.dga.rings_for(20e6)), float32, kernels "auto" (Pallas on a GPU), one
-  edge source and one probe; median of 5 chunks of 100 steps; ms per step.
+  at 20.25M DoFs (rings 71, layers 35: ``bench.dga.rings_for(20e6)``), float32, kernels
+  "auto" (Pallas on a GPU), one edge source and one probe; median of 5 chunks of 100
+  steps; ms per step.
 - ``sphere``: seed000-sphere, FDFD 96^3 default solver (separable storage, COCG with
   the fast-diagonalization preconditioner) to 1e-6, one compiled while-loop; median
   of 5 solves; seconds.
