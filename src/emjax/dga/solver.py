@@ -55,6 +55,10 @@ class DGAState:
 
 @dataclass(eq=False)
 class DGASetup:
+    """The lowered DGATD run: mesh (renumbered), complex, fractioned operators, the
+    kernels' layout, the time step dt (s) from the spectral radius rho (1/s^2) and the
+    scenario's ``safety`` (read here only), the number of steps and the dtype."""
+
     mesh: TetMesh
     cx: Complex
     ops: Operators
@@ -63,6 +67,7 @@ class DGASetup:
     rho: float
     steps: int
     dtype: type
+    safety: float = 0.9
 
 
 def make_mesh(sim) -> TetMesh:
@@ -118,14 +123,15 @@ def prepare(sim) -> DGASetup:
     v0 = lay.u_from_canonical(np.random.default_rng(0).standard_normal(ops.nu))
     rho = spectral_radius(K1, lay.spec, energy_arrays(ops, np.float64), ops.nu, lay.free(ops),
                           v0=v0)
-    dt = stable_dt(rho, sim.safety)
+    safety = sim.safety
+    dt = stable_dt(rho, safety)
     if sim.steps is None and not sim.duration / dt <= MAX_STEPS:
         raise SetupError(f"duration = {sim.duration:.6g} s is {sim.duration / dt:.3g} steps of "
                          f"dt = {dt:.4g} s, more than {MAX_STEPS}; shorten the duration or "
                          "coarsen the mesh")
     steps = sim.steps if sim.steps is not None else max(1, math.ceil(sim.duration / dt - 1e-9))
     return DGASetup(mesh=mesh, cx=cx, ops=ops, layout=lay, dt=dt, rho=rho, steps=steps,
-                    dtype=dtype)
+                    dtype=dtype, safety=safety)
 
 
 def snap_edge(cx: Complex, pec: np.ndarray, position, direction) -> tuple[int, float]:
@@ -310,7 +316,7 @@ class DGASolver:
         s = self.setup
         return InstabilityError(
             f"the DGATD run went unstable between steps {step0} and {step0 + length} "
-            f"(dt = {s.dt:.4g} s, safety {self.sim.safety}); lower 'safety' or check the "
+            f"(dt = {s.dt:.4g} s, safety {s.safety}); lower 'safety' or check the "
             "mesh quality and media", step=step0 + length, field="u/f", index=())
 
     def metadata(self, steps: int, wall: float, compile_s: float, rate: float) -> dict:

@@ -16,13 +16,13 @@ resumes on a CPU and back).
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import jax
 import numpy as np
 
 from ..errors import CheckpointError
+from ..io.atomic import atomic_path
 from .environment import environment
 
 FORMAT = "emjax-checkpoint"
@@ -52,29 +52,23 @@ def save_checkpoint(solver, path: str | Path, step: int, state: dict, record: di
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
     state_leaves = jax.device_get(jax.tree_util.tree_leaves(state))
     stored_z, pad = _z_padding(solver)
     state_leaves = [a[:, :, :stored_z - pad] if _padded(np.shape(a), stored_z) else a
                     for a in state_leaves]
     record_leaves = jax.tree_util.tree_leaves(record)
-    try:
-        with h5py.File(tmp, "w") as f:
-            f.attrs["format"] = FORMAT
-            f.attrs["format_version"] = VERSION
-            f.attrs["step"] = int(step)
-            f.attrs["scenario"] = solver.sim.to_json(indent=None)
-            f.attrs["emjax_version"] = __version__
-            f.attrs["environment"] = json.dumps(environment())
-            for group, leaves in (("state", state_leaves), ("record", record_leaves)):
-                g = f.create_group(group)
-                g.attrs["count"] = len(leaves)
-                for i, leaf in enumerate(leaves):
-                    g.create_dataset(f"{i:05d}", data=np.asarray(leaf))
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    with atomic_path(path) as tmp, h5py.File(tmp, "w") as f:
+        f.attrs["format"] = FORMAT
+        f.attrs["format_version"] = VERSION
+        f.attrs["step"] = int(step)
+        f.attrs["scenario"] = solver.sim.to_json(indent=None)
+        f.attrs["emjax_version"] = __version__
+        f.attrs["environment"] = json.dumps(environment())
+        for group, leaves in (("state", state_leaves), ("record", record_leaves)):
+            g = f.create_group(group)
+            g.attrs["count"] = len(leaves)
+            for i, leaf in enumerate(leaves):
+                g.create_dataset(f"{i:05d}", data=np.asarray(leaf))
     return path
 
 

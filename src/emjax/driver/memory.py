@@ -12,18 +12,26 @@ import os
 from ..errors import ResourceError
 
 
+def device_free_bytes(dev) -> int | None:
+    """Free bytes on JAX device ``dev`` as its allocator reports them; None where it
+    reports none (CPU devices)."""
+    try:
+        stats = dev.memory_stats()
+    except Exception:  # backends without memory statistics raise various errors
+        stats = None
+    if stats and "bytes_limit" in stats:
+        return int(stats["bytes_limit"] - stats.get("bytes_in_use", 0))
+    return None
+
+
 def available_bytes() -> tuple[int, str]:
     """(free bytes, what was measured) on JAX's first device; host memory on a CPU."""
     import jax
 
     dev = jax.devices()[0]
-    stats = None
-    try:
-        stats = dev.memory_stats()
-    except Exception:
-        stats = None
-    if stats and "bytes_limit" in stats:
-        return int(stats["bytes_limit"] - stats.get("bytes_in_use", 0)), f"{dev.device_kind}"
+    free = device_free_bytes(dev)
+    if free is not None:
+        return free, f"{dev.device_kind}"
     pages = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     return int(pages), "host memory"
 

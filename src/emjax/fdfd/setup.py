@@ -39,6 +39,7 @@ class FDFDSetup:
     s_int: tuple  # per axis, stretch at integer nodes (n,)
     s_half: tuple  # per axis, stretch at half nodes (n,)
     warnings: list
+    pml: int = 0  # PML cells on every face (the scenario's boundary.thickness, read here)
 
 
 def pml_stretch(n: int, d: float, t: int, pml, omega: float) -> tuple[np.ndarray, np.ndarray]:
@@ -56,15 +57,16 @@ def pml_stretch(n: int, d: float, t: int, pml, omega: float) -> tuple[np.ndarray
     return out[0], out[1]
 
 
-def check_resolution(sim) -> list[str]:
-    """Warnings (or SetupError under ``strict``) for < 10 cells per wavelength; PML check."""
+def check_resolution(sim, pml: int | None = None) -> list[str]:
+    """Warnings (or SetupError under ``strict``) for < 10 cells per wavelength; PML check
+    (``pml``: its cells, as :func:`build` read them; None reads the scenario)."""
     msgs = []
     for label, cpw in sim.cells_per_wavelength():
         if cpw < 10:
             msgs.append(f"medium '{label}': {cpw:.3g} cells per wavelength (< 10) at "
                         f"{sim.frequency:.6g} Hz with spacing {max(sim.domain.spacing3):.4g} m; "
                         "refine the spacing")
-    t = sim.boundary.thickness
+    t = sim.boundary.thickness if pml is None else pml
     if t < 8:
         msgs.append(f"boundary: PML thickness = {t} cells is too thin for the Krylov solver "
                     "to converge reliably and reflects strongly; use at least 8 (10 default)")
@@ -85,7 +87,8 @@ def _medium_mu(m, omega):
 
 def build(sim) -> FDFDSetup:
     """Grid, material and stretch arrays of ``sim``; raises before large allocations."""
-    msgs = check_resolution(sim)
+    pml = sim.boundary.thickness  # the one read of the PML's cells
+    msgs = check_resolution(sim, pml)
     dom = sim.domain
     grid = YeeGrid(cells=dom.cells, spacing=dom.spacing3, lower=dom.lower)
     omega = sim.omega
@@ -99,12 +102,11 @@ def build(sim) -> FDFDSetup:
             _average(grid, c, a, mm.index[c], eps[a], sim, omega)
     s_int, s_half = [], []
     for a in range(3):
-        si, sh = pml_stretch(grid.cells[a], grid.spacing[a], sim.boundary.thickness,
-                             sim.boundary, omega)
+        si, sh = pml_stretch(grid.cells[a], grid.spacing[a], pml, sim.boundary, omega)
         s_int.append(si)
         s_half.append(sh)
     return FDFDSetup(grid=grid, omega=omega, eps=eps, mu=mu, s_int=tuple(s_int),
-                     s_half=tuple(s_half), warnings=msgs)
+                     s_half=tuple(s_half), warnings=msgs, pml=pml)
 
 
 def _paint(sim, x, y, z, omega):

@@ -18,7 +18,6 @@ the current iterate is written atomically (temporary file, then rename) to
 from __future__ import annotations
 
 import json
-import os
 import time
 import warnings
 from dataclasses import dataclass
@@ -34,9 +33,22 @@ from ..driver.loop import progress_bar
 from ..driver.memory import refuse_if_too_large
 from ..driver.precision import needs_x64, require_x64
 from ..errors import CheckpointError, ConvergenceError, SetupError
+from ..io.atomic import atomic_path
 from . import incident, krylov, operator, precond, setup
 
 FORMAT = "emjax-checkpoint"
+
+
+@dataclass(frozen=True)
+class KrylovPlan:
+    """The Krylov solve as the scenario asks for it, read once in :func:`prepare`:
+    method ("cocg", "cocg_sr", "bicgstab"), relative-residual tolerance, most
+    iterations, iterations per host round trip (progress, checkpoints)."""
+
+    method: str
+    tol: float
+    max_iter: int
+    chunk: int
 
 
 @dataclass
@@ -54,6 +66,7 @@ class Prepared:
     setup_time: float
     storage: str = "indices"  # as resolved from "auto"
     preconditioner: str = "none"
+    krylov: KrylovPlan | None = None
 
 
 def prepare(sim, *, storage: str | None = None, precision: str | None = None,
@@ -112,9 +125,11 @@ def prepare(sim, *, storage: str | None = None, precision: str | None = None,
                                       s_int=st.s_int, s_half=st.s_half,
                                       r=operator._sep_factors(ops, shape)[1])
     ops["symmetrize"] = sym
+    sol = sim.solver
     return Prepared(sim=sim, st=st, ops=ops, b=bj, b_seed=b, e_inc=e_inc, h_inc=h_inc,
                     coeff_bytes=int(coeff_bytes), setup_time=time.perf_counter() - t0,
-                    storage=storage, preconditioner=pre)
+                    storage=storage, preconditioner=pre,
+                    krylov=KrylovPlan(sol.method, sol.tol, sol.max_iter, sol.progress_every))
 
 
 def _coefficients(st, ce, we, ch, storage: str, pre: str, cdt) -> tuple[dict, dict | None, int]:
@@ -165,16 +180,16 @@ def _kernel_ops(ops):
 
 def solve(prep: Prepared, *, method=None, tol=None, max_iter=None, chunk=None, x0=None,
           reduce_dtype=None, callback=None, start_iteration=0):
-    """Run the Krylov method; returns (E scattered (3, ...) jax array, KrylovResult)."""
-    sim = prep.sim
-    method = method or sim.solver.method
+    """Run the Krylov method (``prep.krylov``'s, or the arguments given); returns (E
+    scattered (3, ...) jax array, KrylovResult)."""
+    plan = prep.krylov
+    method = method or plan.method
     if method != "bicgstab" and not prep.ops["symmetrize"]:
         raise ValueError(f"method={method!r} needs the symmetrized system (symmetrize=True)")
     res = krylov.solve(
         _matvec(prep.ops), _kernel_ops(prep.ops), prep.b, x0, method=method,
-        tol=sim.solver.tol if tol is None else tol,
-        max_iter=max_iter or sim.solver.max_iter,
-        chunk=chunk or sim.solver.progress_every, reduce_dtype=reduce_dtype,
+        tol=plan.tol if tol is None else tol, max_iter=max_iter or plan.max_iter,
+        chunk=chunk or plan.chunk, reduce_dtype=reduce_dtype,
         callback=callback, start_iteration=start_iteration,
         precond=precond.from_ops if "pc" in prep.ops else None)
     x = res.x
@@ -210,7 +225,7 @@ def scattered_h(prep: Prepared, e) -> np.ndarray:
 # ---------------------------------------------------------------- far field
 def huygens_box(sim, st) -> tuple[np.ndarray, np.ndarray]:
     """(lo, hi) corners in m of the closed sampling box, midway between scatterers and PML."""
-    t = sim.boundary.thickness
+    t = st.pml
     d = np.array(st.grid.spacing)
     lower = np.array(st.grid.lower)
     upper = lower + np.array(st.grid.cells) * d
@@ -292,18 +307,12 @@ def save_checkpoint(sim, path, iteration: int, x) -> Path:
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        with h5py.File(tmp, "w") as f:
-            f.attrs["format"] = FORMAT
-            f.attrs["solver"] = "fdfd"
-            f.attrs["step"] = int(iteration)
-            f.attrs["scenario"] = sim.to_json(indent=None)
-            f.create_dataset("x", data=np.asarray(x))
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    with atomic_path(path) as tmp, h5py.File(tmp, "w") as f:
+        f.attrs["format"] = FORMAT
+        f.attrs["solver"] = "fdfd"
+        f.attrs["step"] = int(iteration)
+        f.attrs["scenario"] = sim.to_json(indent=None)
+        f.create_dataset("x", data=np.asarray(x))
     return path
 
 
@@ -343,11 +352,12 @@ def run(sim, *, progress: bool = False, checkpoint_every: int | None = None,
     if resume:
         start, xs = load_checkpoint(sim, resume, prep.b)
         x0 = jnp.asarray(xs)
-    chunk = sim.solver.progress_every
+    plan = prep.krylov
+    chunk = plan.chunk
     if checkpoint_every:
         chunk = int(np.gcd(chunk, int(checkpoint_every)))
     last_ckpt = [start]
-    bar = progress_bar(sim.solver.max_iter, progress, unit="it")
+    bar = progress_bar(plan.max_iter, progress, unit="it")
     bar.update(start)
 
     def callback(it, res, x):
@@ -366,7 +376,7 @@ def run(sim, *, progress: bool = False, checkpoint_every: int | None = None,
     wall = time.perf_counter() - t0
     if kres.flag != krylov.CONVERGED:
         why = "broke down" if kres.flag == krylov.BREAKDOWN else "did not converge"
-        msg = (f"FDFD {sim.solver.method} {why}: tol={sim.solver.tol:g} not reached in "
+        msg = (f"FDFD {plan.method} {why}: tol={plan.tol:g} not reached in "
                f"{kres.iterations} iterations (best residual {kres.residual:.3e}); raise "
                "solver.max_iter, use method='cocg' with symmetrize=true, or thicken the PML")
         if sim.solver.raise_on_failure:
@@ -386,7 +396,7 @@ def run(sim, *, progress: bool = False, checkpoint_every: int | None = None,
     md = MonitorData(name="scattered", kind="DFTMonitor", data=data, coords=coords,
                      attrs={"quantity": "scattered field phasors (e^{+j w t})"})
     meta = {
-        "solver": "fdfd", "method": sim.solver.method, "storage": prep.storage,
+        "solver": "fdfd", "method": plan.method, "storage": prep.storage,
         "preconditioner": prep.preconditioner,
         "precision": sim.precision, "iterations": start + kres.iterations,
         "matvecs": kres.matvecs, "relative_residual": kres.residual,

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 
-from ..driver.memory import available_bytes, refuse_if_too_large
+from ..driver.memory import available_bytes, device_free_bytes, refuse_if_too_large
 from ..errors import ResourceError
 from ..model import PEC, DFTMonitor, EdgeSource, EnergyMonitor, FieldSnapshot, Probe
 from .plan import lower_grid
@@ -168,13 +168,9 @@ def check_fits_per_device(sim, chunk: int | None, devices, axis: str | int = "x"
     need = estimate_per_device(sim, len(devs), axis, chunk)
     free, where = available_bytes()
     for d in devs:
-        stats = None
-        try:
-            stats = d.memory_stats()
-        except Exception:
-            stats = None
-        if stats and "bytes_limit" in stats:
-            free = min(free, int(stats["bytes_limit"] - stats.get("bytes_in_use", 0)))
+        dev_free = device_free_bytes(d)
+        if dev_free is not None:
+            free = min(free, dev_free)
     # CPU devices share the host's memory.
     share = len(devs) if devs[0].platform == "cpu" else 1
     if need["total"] * share > free:

@@ -227,8 +227,11 @@ def _add_patches(out, terms, coeffs, comp: int, sign: float, runtime=None):
         _, b = coefficient(coeffs, comp, sl)
         at = start
         r = None if runtime is None else runtime[i]
-        if r is not None:
-            thin = next(a for a in range(3) if patch.shape[a] < out.shape[a])
+        # a patch as large as ``out`` (a slab over a whole tiny grid) has no thin axis;
+        # its start is 0 everywhere and stays static
+        thin = None if r is None else next(
+            (a for a in range(3) if patch.shape[a] < out.shape[a]), None)
+        if thin is not None:
             at = tuple(r if a == thin else jnp.int32(start[a]) for a in range(3))
         cur = lax.dynamic_slice(out, at, patch.shape)
         out = lax.dynamic_update_slice(out, cur + sign * b * patch.astype(out.dtype), at)

@@ -18,7 +18,6 @@ leaves a half-written file where a good one was.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import h5py
@@ -26,6 +25,7 @@ import numpy as np
 
 from ..errors import SetupError
 from ..results import MonitorData, Results
+from .atomic import atomic_path
 
 FORMAT = "emjax-results"
 FORMAT_VERSION = 1
@@ -39,22 +39,16 @@ def save_results(res: Results, path: str | Path, *, compression: str | None = No
     from .. import __version__
 
     path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
     groups = _group_names(res.names)
-    try:
-        with h5py.File(tmp, "w", track_order=True) as f:
-            f.attrs["format"] = FORMAT
-            f.attrs["format_version"] = FORMAT_VERSION
-            f.attrs["emjax_version"] = __version__
-            f.attrs["scenario"] = res.scenario_json
-            f.attrs["metadata"] = json.dumps(res.metadata)
-            f.attrs["monitors"] = json.dumps(groups)
-            for gname, md in zip(groups, res.monitors.values(), strict=True):
-                _write_monitor(f.create_group(gname, track_order=True), md, compression)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    with atomic_path(path) as tmp, h5py.File(tmp, "w", track_order=True) as f:
+        f.attrs["format"] = FORMAT
+        f.attrs["format_version"] = FORMAT_VERSION
+        f.attrs["emjax_version"] = __version__
+        f.attrs["scenario"] = res.scenario_json
+        f.attrs["metadata"] = json.dumps(res.metadata)
+        f.attrs["monitors"] = json.dumps(groups)
+        for gname, md in zip(groups, res.monitors.values(), strict=True):
+            _write_monitor(f.create_group(gname, track_order=True), md, compression)
     return path
 
 

@@ -150,9 +150,10 @@ class _Scenario(EmModel):
         """Write TOML or JSON, chosen by the suffix."""
         path = Path(path)
         text = self.to_toml() if path.suffix == ".toml" else self.to_json()
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(text)
-        tmp.replace(path)
+        from ..io.atomic import atomic_path
+
+        with atomic_path(path) as tmp:
+            tmp.write_text(text)
         return path
 
 
