@@ -20,13 +20,14 @@ import numpy as np
 import pytest
 
 from emjax.errors import SetupError
+from emjax.parallel import forced_cpu_environment
 from emjax.validation import parallel as vp
 
 HERE = Path(__file__)
 
 
 def _script(check: str, devices: int = 4, timeout: float = 600) -> dict:
-    proc = subprocess.run([sys.executable, str(HERE), check], env=vp._forced_cpu_env(devices),
+    proc = subprocess.run([sys.executable, str(HERE), check], env=forced_cpu_environment(devices),
                           capture_output=True, text=True, timeout=timeout)
     assert proc.returncode == 0, proc.stderr[-4000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -111,7 +112,7 @@ def _free_port() -> int:
 def test_two_processes_match_single_process(tmp_path):
     """Two processes of two CPU devices each, joined by jax.distributed on 127.0.0.1."""
     steps, port, out = 200, _free_port(), tmp_path / "two.npz"
-    env = vp._forced_cpu_env(2)
+    env = forced_cpu_environment(2)
     procs = [subprocess.Popen([sys.executable, "-m", "emjax.validation.parallel", "worker",
                                str(i), "2", str(port), str(out), str(steps)], env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -307,5 +307,22 @@ def per_device_bytes(tree) -> dict[str, int]:
     return out
 
 
-__all__ = ["Placement", "gather", "initialize", "is_main_process", "launcher", "make_mesh",
+
+def child_environment(**overrides: str) -> dict[str, str]:
+    """The environment for a child process of this one: ours, with ``overrides``."""
+    return {**os.environ, **overrides}
+
+
+def forced_cpu_environment(count: int) -> dict[str, str]:
+    """A child's environment with JAX on ``count`` emulated CPU devices (XLA's
+    ``--xla_force_host_platform_device_count``, other XLA flags kept)."""
+    flags = [f for f in os.environ.get("XLA_FLAGS", "").split()
+             if not f.startswith("--xla_force_host_platform_device_count")]
+    return child_environment(
+        XLA_FLAGS=" ".join([*flags, f"--xla_force_host_platform_device_count={count}"]),
+        JAX_PLATFORMS="cpu")
+
+
+__all__ = ["Placement", "child_environment", "forced_cpu_environment",
+           "gather", "initialize", "is_main_process", "launcher", "make_mesh",
            "per_device_bytes", "placement", "run_options", "select_devices", "shard_fdfd"]

@@ -32,6 +32,7 @@ import sys
 import jax
 import numpy as np
 
+from ..parallel import child_environment
 from ..records import Measurement
 from .common import on_gpu, time_chunks
 
@@ -139,7 +140,7 @@ def memory_check(shape, devices: int) -> list[Measurement]:
     # what the run uses; it shares the devices with this process, which should hold
     # little: run with XLA_PYTHON_CLIENT_PREALLOCATE=false, or the parent's pool (75% of
     # each device by default) leaves the child a quarter.
-    env = dict(os.environ, XLA_PYTHON_CLIENT_PREALLOCATE="false")
+    env = child_environment(XLA_PYTHON_CLIENT_PREALLOCATE="false")
     out = subprocess.run(
         [sys.executable, "-m", __name__, "memory", *map(str, shape), str(devices)],
         capture_output=True, text=True, timeout=1800, env=env)

@@ -30,12 +30,12 @@ results to OUT (``.npz``).
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 
 import numpy as np
 
+from ..parallel import forced_cpu_environment
 from ..records import Check
 
 LIMIT = 1e-6
@@ -182,19 +182,11 @@ def _in_process(steps: int, devices: int = DEVICES) -> list[Check]:
     ]
 
 
-def _forced_cpu_env(count: int) -> dict[str, str]:
-    env = dict(os.environ)
-    flags = [f for f in env.get("XLA_FLAGS", "").split()
-             if not f.startswith("--xla_force_host_platform_device_count")]
-    env["XLA_FLAGS"] = " ".join([*flags, f"--xla_force_host_platform_device_count={count}"])
-    env["JAX_PLATFORMS"] = "cpu"
-    return env
-
-
 def run_subprocess(args: list[str], count: int = DEVICES, timeout: float = 900) -> str:
     """Run ``python -m emjax.validation.parallel ARGS`` on ``count`` forced CPU devices."""
-    proc = subprocess.run([sys.executable, "-m", __name__, *args], env=_forced_cpu_env(count),
-                          capture_output=True, text=True, timeout=timeout)
+    proc = subprocess.run([sys.executable, "-m", __name__, *args],
+                          env=forced_cpu_environment(count), capture_output=True, text=True,
+                          timeout=timeout)
     if proc.returncode != 0:
         from ..errors import EmjaxError
 
