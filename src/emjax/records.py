@@ -161,12 +161,13 @@ def call_case(fn: Case, **options: Any) -> list:
     """``fn`` called with those of ``options`` that it declares as parameters.
 
     The command passes the same options (an output folder, sizes) to every case it runs;
-    a case takes the ones it names and its own defaults stand for the rest.
+    a case takes the ones it names and its own defaults stand for the rest. A case's
+    ``**kw`` (scenario overrides it hands on) takes none of them: only named parameters
+    do.
     """
     params = inspect.signature(fn).parameters
-    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
-        return fn(**options)
-    return fn(**{k: v for k, v in options.items() if k in params})
+    named = {k for k, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    return fn(**{k: v for k, v in options.items() if k in named})
 
 
 __all__ = ["Case", "Check", "Measurement", "Record", "call_case", "collect_cases", "device_name",
