@@ -27,8 +27,8 @@ def step_time(shape, nz_real=None, steps=20, repeats=5):
     tab_a = jnp.asarray([1.0, 0.99, 0.98, 0.0], jnp.float32)
     tab_b = jnp.asarray([0.1, 0.05, 0.02, 0.0], jnp.float32)
     idx = tuple(jnp.zeros(shape, jnp.uint8) for _ in range(3))
-    cE = {"a": tab_a, "b": tab_b, "idx": idx}
-    cH = {"a": tab_a, "b": tab_b, "idx": idx}
+    cE = u3.UpdateCoefficients(a=tab_a, b=tab_b, idx=idx)
+    cH = u3.UpdateCoefficients(a=tab_a, b=tab_b, idx=idx)
     key = jax.random.PRNGKey(0)
     E = tuple(jax.random.normal(jax.random.fold_in(key, i), shape, jnp.float32) * 1e-3
               for i in range(3))

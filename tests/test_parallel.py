@@ -244,7 +244,7 @@ def _layout() -> dict:
     out["E_spec"] = spec(state.E[0])
     out["psi_x_spec"] = spec(state.psi_E["x_low"][1])
     out["psi_y_spec"] = spec(state.psi_E["y_low"][0])
-    out["table_spec"] = spec(consts["cE"]["a"])
+    out["table_spec"] = spec(consts["cE"].a)
     out["shard_shapes"] = [list(s.data.shape) for s in state.E[0].addressable_shards]
     y = FDTDSolver(sim, chunk=20, devices=4, shard_axis="y").init_state()
     out["y_axis_spec"] = spec(y.E[0])

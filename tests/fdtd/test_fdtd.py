@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import subprocess
 import sys
@@ -189,7 +190,7 @@ def test_instability_reports_step_field_and_index():
     solver = FDTDSolver(sim, chunk=50)
     # Ten times the stable time step in the E update: the leapfrog must blow up.
     cE = solver.setup.coeffs["E"]
-    solver.setup.coeffs["E"] = {**cE, "b": cE["b"] * 10}
+    solver.setup.coeffs["E"] = dataclasses.replace(cE, b=cE.b * 10)
     with pytest.raises(em.InstabilityError) as info:
         solver.run(progress=False)
     err = info.value

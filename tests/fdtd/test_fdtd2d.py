@@ -184,7 +184,7 @@ def test_shapes_polygon_rectangle_and_cut_sphere():
         sim = em.FDTD2D(domain=em.Domain2D(shape=(30, 30), spacing=1e-3), steps=1,
                         storage="arrays", structures=[em.Structure2D(
                             geometry=geom, medium=em.Medium(eps_r=5.0))])
-        return np.asarray(prepare(sim).coeffs["E"]["b"][0])
+        return np.asarray(prepare(sim).coeffs["E"].b[0])
 
     rect = index(em.Rectangle(center=(1.1e-3, -2.3e-3), size=(8.2e-3, 5.4e-3)))
     poly = index(em.Polygon(vertices=[(-3e-3, -5e-3), (5.2e-3, -5e-3), (5.2e-3, 0.4e-3),

@@ -144,7 +144,7 @@ def test_plane_writes_equal_sequential_reference():
     H = tuple(rng.standard_normal(shape) for _ in range(3))
     faces = ((0, 0, -0.3), (0, 1, -0.31), (1, 0, -0.32), (1, 1, -0.33), (2, 0, -0.34),
              (2, 1, -0.35))
-    c = {"a": np.array([0.9]), "b": np.array([0.1])}
+    c = update3d.UpdateCoefficients(a=np.array([0.9]), b=np.array([0.1]))
     bare = update3d.Layout(shape=shape, inv_d=(1.0, 1.0, 1.0))
     lay = update3d.Layout(shape=shape, inv_d=(1.0, 1.0, 1.0), mur=faces)
     plain = jax.jit(lambda E, H: update3d.update_E(E, H, c, {}, {}, bare)[0])(E, H)

@@ -58,7 +58,7 @@ def time_2d(sim: FDTD2D, steps: int, repeats: int = 3) -> dict:
     solver = FDTD2DSolver(sim, chunk=steps)
     s_per_step, compile_s, _ = time_chunks(solver, steps, repeats)
     c = solver.setup.coeffs
-    idx_bytes = sum(a.dtype.itemsize for g in ("E", "H") for a in c[g].get("idx", ()))
+    idx_bytes = sum(a.dtype.itemsize for g in ("E", "H") for a in c[g].idx or ())
     return {"s_per_step": s_per_step, "compile_s": compile_s,
             "bytes_per_cell": 36 + idx_bytes}
 

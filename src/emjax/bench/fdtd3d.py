@@ -68,8 +68,8 @@ def time_scenario(sim: FDTD3D, steps: int, repeats: int = 3) -> dict:
 
     solver = FDTDSolver(sim, chunk=steps)
     s_per_step, compile_s, _ = time_chunks(solver, steps, repeats)
-    idx_bytes = sum(a.dtype.itemsize for a in solver.setup.coeffs["E"].get("idx", ())) + sum(
-        a.dtype.itemsize for a in solver.setup.coeffs["H"].get("idx", ()))
+    idx_bytes = sum(a.dtype.itemsize for c in (solver.setup.coeffs["E"], solver.setup.coeffs["H"])
+                    for a in c.idx or ())
     cas = 0 if sim.storage == "indices" else 4 * 2 * 6
     return {"s_per_step": s_per_step, "compile_s": compile_s,
             "bytes_per_cell": 72 + idx_bytes + cas}
@@ -273,7 +273,7 @@ def seed001_pml_thickness(thicknesses=None, steps: int | None = None,
         first = FDTDSolver(base, chunk=run.steps)
         n_tot = first.setup.grid.num_cells
         b_cell = 72 + sum(a.dtype.itemsize for c in first.setup.coeffs.values()
-                          for a in c.get("idx", ()))
+                          for a in c.idx or ())
         run.rec(t, "all cells", n_tot, "cells")
         if t == 0:
             _pml_references(run, first, base, n_tot, b_cell)

@@ -39,7 +39,7 @@ from ..model import (
 from . import neartofar, tfsf
 from .cpml import slab_coefficients
 from .plan import GridPlan, lower_grid, monitor_plan, plane_wave_plan
-from .update3d import Layout
+from .update3d import Layout, UpdateCoefficients
 
 AXIS = {"x": 0, "y": 1, "z": 2}
 
@@ -139,19 +139,14 @@ def _tables(media, index: dict[str, np.ndarray], comps, fn, dt, dtype, storage):
     idx = [inverse[index[c]] for c in comps]
     weights = uniq[:, 2]
     if storage == "arrays":
-        coeffs = {
-            "a": tuple(uniq[i, 0].astype(dtype) for i in idx),
-            "b": tuple(uniq[i, 1].astype(dtype) for i in idx),
-        }
+        coeffs = UpdateCoefficients(a=tuple(uniq[i, 0].astype(dtype) for i in idx),
+                                    b=tuple(uniq[i, 1].astype(dtype) for i in idx))
     elif len(uniq) == 1:
-        coeffs = {"a": uniq[:, 0].astype(dtype), "b": uniq[:, 1].astype(dtype)}
+        coeffs = UpdateCoefficients(a=uniq[:, 0].astype(dtype), b=uniq[:, 1].astype(dtype))
     else:
         itype = np.uint8 if len(uniq) <= 256 else np.uint16
-        coeffs = {
-            "a": uniq[:, 0].astype(dtype),
-            "b": uniq[:, 1].astype(dtype),
-            "idx": tuple(i.astype(itype) for i in idx),
-        }
+        coeffs = UpdateCoefficients(a=uniq[:, 0].astype(dtype), b=uniq[:, 1].astype(dtype),
+                                    idx=tuple(i.astype(itype) for i in idx))
     return coeffs, weights, idx
 
 

@@ -33,6 +33,7 @@ from .setup import (
     _tables,
 )
 from .update2d import POLARIZATIONS, Layout2D, curl_terms
+from .update3d import UpdateCoefficients
 
 
 @dataclass(frozen=True)
@@ -360,13 +361,13 @@ def _aux_terms(i: int, pw, sim, raw: dict, d, dt: float, dtype):
     return aux, terms
 
 
-def _b_at(c: dict, pos: int, ii, jj) -> np.ndarray:
+def _b_at(c: UpdateCoefficients, pos: int, ii, jj) -> np.ndarray:
     """The update coefficient b of group position ``pos`` at samples (ii, jj)."""
-    if "idx" in c:
-        return np.asarray(c["b"], np.float64)[np.asarray(c["idx"][pos])[ii, jj]]
-    if isinstance(c["b"], tuple):
-        return np.asarray(c["b"][pos], np.float64)[ii, jj]
-    return np.full(ii.shape, float(c["b"][0]))
+    if c.idx is not None:
+        return np.asarray(c.b, np.float64)[np.asarray(c.idx[pos])[ii, jj]]
+    if isinstance(c.b, tuple):
+        return np.asarray(c.b[pos], np.float64)[ii, jj]
+    return np.full(ii.shape, float(c.b[0]))
 
 
 class _Delayed:

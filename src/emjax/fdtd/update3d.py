@@ -39,7 +39,9 @@ c, 1/kappa - 1) and the state.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
+import jax
 import jax.numpy as jnp
 from jax import lax
 
@@ -144,20 +146,30 @@ def _pad_to_full(x, slab: Slab, n: int):
     return lax.pad(x, jnp.zeros((), x.dtype), cfg)
 
 
-def coefficient(c: dict, comp: int, slices=None):
-    """(a, b) update coefficients of component ``comp``: scalars, gathered or arrays.
+@jax.tree_util.register_dataclass
+@dataclass(frozen=True)
+class UpdateCoefficients:
+    """The update F <- a F + b curl G of one field's components (3D: 3; 2D: the
+    polarization's), in one of three storages: CIS, ``a`` and ``b`` tables of the
+    distinct media gathered through ``idx`` (one uint8/uint16 index array per component
+    on the grid); uniform, one-entry tables and ``idx`` None; CAS, ``a`` and ``b`` tuples
+    of per-component arrays on the grid and ``idx`` None. a is dimensionless, b in
+    (V/m)/(A/m^2 s) for E and the dual for H, times dt."""
 
-    ``c`` is {"a": table, "b": table, "idx": 3 index arrays} (indices, CIS),
-    {"a": table, "b": table} with one-entry tables (uniform), or
-    {"a": 3 arrays, "b": 3 arrays} (arrays, CAS).
-    """
-    if "idx" in c:
-        idx = c["idx"][comp] if slices is None else c["idx"][comp][slices]
-        return c["a"][idx], c["b"][idx]
-    if isinstance(c["a"], tuple):
-        a, b = c["a"][comp], c["b"][comp]
+    a: Any
+    b: Any
+    idx: Any = None
+
+
+def coefficient(c: UpdateCoefficients, comp: int, slices=None):
+    """(a, b) update coefficients of component ``comp``: scalars, gathered or arrays."""
+    if c.idx is not None:
+        idx = c.idx[comp] if slices is None else c.idx[comp][slices]
+        return c.a[idx], c.b[idx]
+    if isinstance(c.a, tuple):
+        a, b = c.a[comp], c.b[comp]
         return (a, b) if slices is None else (a[slices], b[slices])
-    return c["a"][0], c["b"][0]
+    return c.a[0], c.b[0]
 
 
 def _mask_low(F, axes, start=(0, 0, 0)):
