@@ -55,9 +55,10 @@ def test_kernels_import_without_pydantic():
 
 
 def _pydantic_inside(obj, path="setup", seen=None) -> list[str]:
-    """Paths of pydantic models reachable from ``obj`` (waveforms excepted: host-side
-    callables sampled into the scan inputs, never traced)."""
+    """Paths of pydantic models reachable from ``obj``, through dataclasses, containers,
+    ``functools.partial`` (the waveform samplers) and emjax's own objects."""
     import dataclasses
+    import functools
 
     from pydantic import BaseModel
 
@@ -68,8 +69,11 @@ def _pydantic_inside(obj, path="setup", seen=None) -> list[str]:
     if isinstance(obj, BaseModel):
         return [path]
     if dataclasses.is_dataclass(obj):
-        items = [(f.name, getattr(obj, f.name)) for f in dataclasses.fields(obj)
-                 if f.name != "waveform"]
+        items = [(f.name, getattr(obj, f.name)) for f in dataclasses.fields(obj)]
+    elif isinstance(obj, functools.partial):
+        items = [("func", obj.func), *enumerate(obj.args), *obj.keywords.items()]
+    elif type(obj).__module__.startswith("emjax.") and hasattr(obj, "__dict__"):
+        items = list(vars(obj).items())
     elif isinstance(obj, dict):
         items = list(obj.items())
     elif isinstance(obj, list | tuple):
@@ -81,7 +85,8 @@ def _pydantic_inside(obj, path="setup", seen=None) -> list[str]:
 
 def test_lowered_setup_holds_no_pydantic_model():
     """What the jitted chunk closes over (the set-up) is plain frozen data: the lowering
-    read the scenario once (monitors, plane waves, faces) and kept no model."""
+    read the scenario once (monitors, plane waves, faces, waveforms as plain samplers)
+    and kept no model."""
     from emjax.fdtd.solver2d import FDTD2DSolver
 
     wave = em.GaussianPulse(f0=30e9, fwidth=15e9)

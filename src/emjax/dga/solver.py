@@ -219,6 +219,7 @@ class DGASolver:
             e = np.array([snapped[k][0] for k in soft])
             K["soft_pos"] = lay.he_pos[e].T.astype(np.int32)
         self._amp = np.array([snapped[k][1] * src.amplitude for k, src in enumerate(sim.sources)])
+        self._waves = [src.waveform.sampler() for src in sim.sources]
         consts = {"K": K,
                   "probes": [probe_arrays(ops, lay, p.positions, s.dtype) for p in sim.probes]}
         if sim.energy:
@@ -265,9 +266,8 @@ class DGASolver:
     def _inputs(self, step0: int, length: int) -> dict:
         s = self.setup
         t = (np.arange(step0, step0 + length, dtype=np.float64) + 0.5) * s.dt
-        w = np.stack([src.waveform(t) * a for src, a in zip(self.sim.sources, self._amp,
-                                                            strict=True)], axis=1) \
-            if self.sim.sources else np.zeros((length, 0))
+        w = np.stack([g(t) * a for g, a in zip(self._waves, self._amp, strict=True)], axis=1) \
+            if self._waves else np.zeros((length, 0))
         return {"cur": w[:, self._cur].astype(s.dtype), "soft": w[:, self._soft].astype(s.dtype)}
 
     def compiled(self, length: int) -> bool:

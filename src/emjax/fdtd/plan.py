@@ -186,7 +186,7 @@ class PlaneWavePlan:
 
 def plane_wave_plan(pw) -> PlaneWavePlan:
     """The :class:`PlaneWavePlan` of a model plane wave."""
-    return PlaneWavePlan(amplitude=float(pw.amplitude), waveform=pw.waveform,
+    return PlaneWavePlan(amplitude=float(pw.amplitude), waveform=pw.waveform.sampler(),
                          k_hat=np.asarray(pw.k_hat, np.float64),
                          e_hat=np.asarray(pw.e_hat, np.float64),
                          h_hat=np.asarray(pw.h_hat, np.float64))

@@ -71,7 +71,8 @@ def tfsf_fold() -> bool:
 class SourceEdge:
     """A point source on one edge: comp 0, 1, 2 (Ex, Ey, Ez; 2D: the component's number
     in ``COMPONENTS``); index; scale: the field increment per unit waveform sample;
-    waveform: g(t), evaluated on the host into the scan inputs (never traced)."""
+    waveform: g(t), a plain function (``Waveform.sampler()``) evaluated on the host into
+    the scan inputs (never traced)."""
 
     comp: int
     index: tuple[int, int, int]
@@ -256,7 +257,7 @@ def _point_sources(sim, grid, media: list, index: dict) -> list[SourceEdge]:
             index[name][edge] = len(media) - 1
             j_per_unit = s.amplitude / (s.resistance * dA)
             sign = +1.0
-        sources.append(SourceEdge(comp, edge, sign * j_per_unit, s.waveform))
+        sources.append(SourceEdge(comp, edge, sign * j_per_unit, s.waveform.sampler()))
     return sources
 
 

@@ -225,9 +225,9 @@ def _line_sources(sim, grid, media, index, dt: float) -> list[SourceEdge]:
                              "sample inside PEC; move it off the conductor")
         fn = _e_coefficients if s.current == "electric" else _h_coefficients
         gain = fn(here, dt)[1]
-        wave = s.waveform
+        wave = s.waveform.sampler()
         if s.current == "magnetic":  # M lives at whole steps; the driver samples (n + 1/2) dt
-            wave = _Delayed(s.waveform, 0.5 * dt)
+            wave = _Delayed(wave, 0.5 * dt)
         sources.append(SourceEdge(COMPONENTS.index(name), edge, -gain * s.amplitude / area, wave))
     return sources
 

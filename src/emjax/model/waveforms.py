@@ -1,8 +1,16 @@
-"""Source time functions, evaluated in NumPy at the solver's sample times (s)."""
+"""Source time functions, evaluated in NumPy at the solver's sample times (s).
+
+Each model's ``sampler()`` is a plain function of t (s) over plain numbers (a
+``functools.partial`` of this module's ``gaussian_pulse``, ``ricker_wavelet`` or
+``continuous_wave``): what a solver's lowering keeps, so that no pydantic model
+reaches its plan. ``model(t)`` calls the same function.
+"""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from functools import partial
 from typing import Annotated, Literal
 
 import numpy as np
@@ -42,19 +50,13 @@ class GaussianPulse(EmModel):
         """Highest frequency with appreciable content (spectrum down by about 1e-4), Hz."""
         return self.f0 + 4.3 * self.fwidth
 
+    def sampler(self) -> Callable[[np.ndarray], np.ndarray]:
+        """g(t) as a plain function (see the module docstring)."""
+        return partial(gaussian_pulse, f0=self.f0, tau=self.tau, offset=self.offset,
+                       phase=self.phase, remove_dc=self.remove_dc)
+
     def __call__(self, t: np.ndarray) -> np.ndarray:
-        tau = np.float64(self.tau)  # NumPy scalars: overflow gives inf, masked below
-        with np.errstate(all="ignore"):
-            s = np.asarray(t, dtype=np.float64) - self.offset * tau
-            env = np.exp(-(s**2) / (2 * tau**2))
-            w = 2 * math.pi * self.f0
-            if not self.remove_dc:
-                return _where_env(env, env * np.cos(w * s + self.phase))
-            # d/dt [env sin(w s + phase)] / (w + 1/tau): cos carrier, exactly zero mean;
-            # with no carrier, the derivative of the Gaussian itself.
-            ph = self.phase + (math.pi / 2 if self.f0 == 0 else 0.0)
-            d = env * (w * np.cos(w * s + ph) - s / tau**2 * np.sin(w * s + ph))
-            return _where_env(env, d / (w + 1 / tau))
+        return self.sampler()(t)
 
 
 class RickerWavelet(EmModel):
@@ -68,12 +70,13 @@ class RickerWavelet(EmModel):
     def fmax(self) -> float:
         return 3.0 * self.fp
 
-    def __call__(self, t: np.ndarray) -> np.ndarray:
+    def sampler(self) -> Callable[[np.ndarray], np.ndarray]:
+        """g(t) as a plain function (see the module docstring)."""
         t0 = self.delay if self.delay is not None else math.sqrt(2) / self.fp
-        with np.errstate(all="ignore"):
-            a = (math.pi * self.fp * (np.asarray(t, dtype=np.float64) - t0)) ** 2
-            env = np.exp(-a)
-            return _where_env(env, (1 - 2 * a) * env)
+        return partial(ricker_wavelet, fp=self.fp, t0=t0)
+
+    def __call__(self, t: np.ndarray) -> np.ndarray:
+        return self.sampler()(t)
 
 
 class ContinuousWave(EmModel):
@@ -88,14 +91,49 @@ class ContinuousWave(EmModel):
     def fmax(self) -> float:
         return 1.5 * self.frequency
 
+    def sampler(self) -> Callable[[np.ndarray], np.ndarray]:
+        """g(t) as a plain function (see the module docstring)."""
+        return partial(continuous_wave, frequency=self.frequency, ramp=self.ramp,
+                       phase=self.phase)
+
     def __call__(self, t: np.ndarray) -> np.ndarray:
-        t = np.asarray(t, dtype=np.float64)
-        env = np.ones_like(t)
-        with np.errstate(all="ignore"):
-            if self.ramp > 0:
-                x = np.clip(t / self.ramp, 0.0, 1.0)
-                env = 0.5 * (1 - np.cos(math.pi * x))
-            return env * np.sin(2 * math.pi * self.frequency * t + self.phase)
+        return self.sampler()(t)
+
+
+def gaussian_pulse(t, *, f0: float, tau: float, offset: float, phase: float,
+                   remove_dc: bool) -> np.ndarray:
+    """:class:`GaussianPulse` at times ``t`` (s); tau in s, f0 in Hz, phase in rad."""
+    tau = np.float64(tau)  # NumPy scalars: overflow gives inf, masked below
+    with np.errstate(all="ignore"):
+        s = np.asarray(t, dtype=np.float64) - offset * tau
+        env = np.exp(-(s**2) / (2 * tau**2))
+        w = 2 * math.pi * f0
+        if not remove_dc:
+            return _where_env(env, env * np.cos(w * s + phase))
+        # d/dt [env sin(w s + phase)] / (w + 1/tau): cos carrier, exactly zero mean;
+        # with no carrier, the derivative of the Gaussian itself.
+        ph = phase + (math.pi / 2 if f0 == 0 else 0.0)
+        d = env * (w * np.cos(w * s + ph) - s / tau**2 * np.sin(w * s + ph))
+        return _where_env(env, d / (w + 1 / tau))
+
+
+def ricker_wavelet(t, *, fp: float, t0: float) -> np.ndarray:
+    """:class:`RickerWavelet` at times ``t`` (s): peak frequency fp in Hz, delay t0 in s."""
+    with np.errstate(all="ignore"):
+        a = (math.pi * fp * (np.asarray(t, dtype=np.float64) - t0)) ** 2
+        env = np.exp(-a)
+        return _where_env(env, (1 - 2 * a) * env)
+
+
+def continuous_wave(t, *, frequency: float, ramp: float, phase: float) -> np.ndarray:
+    """:class:`ContinuousWave` at times ``t`` (s): frequency in Hz, ramp in s."""
+    t = np.asarray(t, dtype=np.float64)
+    env = np.ones_like(t)
+    with np.errstate(all="ignore"):
+        if ramp > 0:
+            x = np.clip(t / ramp, 0.0, 1.0)
+            env = 0.5 * (1 - np.cos(math.pi * x))
+        return env * np.sin(2 * math.pi * frequency * t + phase)
 
 
 def _where_env(env: np.ndarray, value: np.ndarray) -> np.ndarray:
