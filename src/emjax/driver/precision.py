@@ -14,9 +14,13 @@ import numpy as np
 
 
 def needs_x64(*dtypes) -> bool:
-    """Whether any of ``dtypes`` (NumPy dtypes or their names) is a 64-bit type."""
-    return any(np.dtype(d).itemsize * (1 if np.dtype(d).kind != "c" else 0.5) >= 8
-               for d in dtypes)
+    """Whether any of ``dtypes`` (NumPy dtypes or their names) has 64-bit parts:
+    float64, int64, complex128 (two float64)."""
+    for d in map(np.dtype, dtypes):
+        part_bytes = d.itemsize // 2 if d.kind == "c" else d.itemsize
+        if part_bytes >= 8:
+            return True
+    return False
 
 
 def require_x64(needed: bool = True) -> None:
