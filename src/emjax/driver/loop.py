@@ -25,7 +25,7 @@ from typing import Any, Protocol
 import jax
 import numpy as np
 
-from ..errors import InstabilityError, RunInterrupted
+from ..errors import InstabilityError, RunInterrupted, SetupError
 from .checkpoint import load_checkpoint, save_checkpoint
 
 
@@ -61,6 +61,7 @@ def run(solver: Stepper, *, progress: bool = True, checkpoint_every: int | None 
     ``checkpoint_path`` (default ``<name>.ckpt.h5``), atomically. resume: a checkpoint
     to continue from; the result is bitwise that of an uninterrupted run.
     """
+    check_every(checkpoint_every)
     total = solver.setup.steps
     ckpt = Path(checkpoint_path or f"{solver.sim.name}.ckpt.h5")
     if resume is not None:
@@ -103,6 +104,16 @@ def run(solver: Stepper, *, progress: bool = True, checkpoint_every: int | None 
     solver.state = state
     return _results(solver, solver.collect(state, pieces.record(), total),
                     solver.metadata(total, wall, clock.compile_s, rate))
+
+
+def check_every(checkpoint_every) -> None:
+    """Refuse a checkpoint interval that is not a positive whole number (None: none)."""
+    if checkpoint_every is None:
+        return
+    if isinstance(checkpoint_every, bool) or not isinstance(checkpoint_every, int | np.integer) \
+            or checkpoint_every < 1:
+        raise SetupError(f"checkpoint_every = {checkpoint_every!r}: give a positive number of "
+                         "steps (iterations for FDFD), or None for no checkpoints")
 
 
 def _results(solver: Stepper, monitors: dict, metadata: dict):

@@ -29,7 +29,7 @@ import numpy as np
 
 from ..constants import mu0
 from ..driver.environment import environment
-from ..driver.loop import progress_bar
+from ..driver.loop import check_every, progress_bar
 from ..driver.memory import refuse_if_too_large
 from ..driver.precision import needs_x64, require_x64
 from ..errors import CheckpointError, ConvergenceError, SetupError
@@ -347,6 +347,7 @@ def run(sim, *, progress: bool = False, checkpoint_every: int | None = None,
     """Solve ``sim``; see the module docstring for what the Results hold."""
     from ..results import MonitorData, Results
 
+    check_every(checkpoint_every)
     prep = prepare(sim)
     start, x0 = 0, None
     if resume:

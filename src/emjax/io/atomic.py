@@ -16,8 +16,9 @@ from pathlib import Path
 @contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
     """The temporary path to write ``path``'s content to; renamed over ``path`` when the
-    block ends, removed if it raises."""
+    block ends, removed if it raises. Missing parent folders are created."""
     path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     try:
         yield tmp

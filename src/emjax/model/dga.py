@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
-from .base import EmModel, Vec3
+from .base import EmModel, Name, Vec3
 from .media import Medium
 from .monitors import EnergyMonitor, Probe
 from .scenario import MAX_STEPS, _Scenario
@@ -127,7 +127,8 @@ class MeshEdgeSource(EmModel):
 class MeshSnapshot(EmModel):
     """Tet-averaged e and h every ``interval`` steps (write with emjax.dga.solver.write_vtu)."""
 
-    name: str = Field(..., min_length=1, pattern=r"^[A-Za-z0-9_.-]+$", description="Name.")
+    name: Name = Field(..., description="Unique snapshot name: 1-100 letters, digits, _ - . "
+                       "(not starting with '.').")
     interval: int = Field(..., ge=1, description="Steps between frames.")
 
 
@@ -142,7 +143,8 @@ class DGATD(_Scenario):
     """
 
     type: Literal["DGATD"] = "DGATD"
-    name: str = Field("dgatd", description="Name used in outputs.")
+    name: Name = Field("dgatd", description="Name used in outputs: 1-100 letters, digits, "
+                       "_ - . (not starting with '.').")
     mesh: MeshSpec
     background: Medium = Field(default_factory=Medium, description="Medium of untagged tets.")
     regions: list[Region] = Field(default_factory=list, description="Media by region tag.")

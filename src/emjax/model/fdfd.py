@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from ..constants import c0
-from .base import EmModel
+from .base import EmModel, Name
 from .geometry import Voxels
 from .media import PEC, Medium
 from .scenario import Domain, Structure, _GridScenario
@@ -92,7 +92,8 @@ class FDFD3D(_GridScenario):
     """
 
     type: Literal["FDFD3D"] = "FDFD3D"
-    name: str = Field("fdfd3d", description="Name used in outputs.")
+    name: Name = Field("fdfd3d", description="Name used in outputs: 1-100 letters, digits, "
+                       "_ - . (not starting with '.').")
     domain: Domain
     frequency: float = Field(..., description="Frequency in Hz (> 0).")
     background: Medium = Field(default_factory=Medium, description="Must be vacuum for now.")

@@ -6,14 +6,14 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 
-from .base import Component, EmModel, Vec3
+from .base import Component, EmModel, Name, Vec3
 
 _ALL = ("Ex", "Ey", "Ez", "Hx", "Hy", "Hz")
 
 
 class _Named(EmModel):
-    name: str = Field(..., min_length=1, pattern=r"^[A-Za-z0-9_.-]+$",
-                      description="Unique monitor name (letters, digits, _ . -).")
+    name: Name = Field(..., description="Unique monitor name: 1-100 letters, digits, _ - . "
+                       "(not starting with '.').")
 
 
 class Probe(_Named):

@@ -15,7 +15,7 @@ import numpy as np
 from pydantic import Field, field_validator, model_validator
 
 from ..constants import c0
-from .base import EmModel, Vec3
+from .base import EmModel, Name, Vec3
 from .boundaries import CPML, PMC, BoundarySpec, Mur, face_boundaries
 from .geometry import Geometry, Voxels
 from .media import PEC, AnyMedium, Medium
@@ -187,8 +187,8 @@ class FDTD3D(_TimeDomain):
     """
 
     type: Literal["FDTD3D"] = "FDTD3D"
-    name: str = Field("fdtd3d", min_length=1, max_length=200, pattern=r"^[A-Za-z0-9_.+-]+$",
-                      description="Name used in outputs (letters, digits, _ . + -).")
+    name: Name = Field("fdtd3d", description="Name used in outputs: 1-100 letters, digits, "
+                       "_ - . (not starting with '.').")
     domain: Domain
     background: Medium = Field(default_factory=Medium, description="Medium filling the domain.")
     structures: list[Structure] = Field(default_factory=list, description="Later ones win.")

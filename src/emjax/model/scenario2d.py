@@ -18,7 +18,7 @@ import numpy as np
 from pydantic import Field, PositiveFloat, PositiveInt, field_validator, model_validator
 
 from ..constants import c0
-from .base import Axis, EmModel
+from .base import Axis, EmModel, Name
 from .boundaries import CPML
 from .geometry import Box, Cylinder, Ellipsoid, Sphere, Voxels
 from .media import PEC, Medium
@@ -254,7 +254,8 @@ class FDTD2D(_TimeDomain):
     """
 
     type: Literal["FDTD2D"] = "FDTD2D"
-    name: str = Field("fdtd2d", description="Name used in outputs.")
+    name: Name = Field("fdtd2d", description="Name used in outputs: 1-100 letters, digits, "
+                       "_ - . (not starting with '.').")
     polarization: Literal["TMz", "TEz"] = Field(
         "TMz", description="TMz: Ez, Hx, Hy; TEz: Hz, Ex, Ey.")
     domain: Domain2D
