@@ -52,3 +52,18 @@ class RunInterrupted(EmjaxError, KeyboardInterrupt):  # noqa: N818 - reads as wh
 
 class CheckpointError(EmjaxError, ValueError):
     """A checkpoint that cannot be read or does not belong to the scenario."""
+
+
+class OutputError(EmjaxError, ValueError):
+    """An output target that cannot or must not be written (a directory, the input
+    file, an existing file without overwrite, a folder that is not writable)."""
+
+
+class MeshError(EmjaxError, ValueError):
+    """A mesh file that cannot be read: missing, empty, of an unknown format or
+    damaged. The message names the file and the reason."""
+
+
+class EmjaxWarning(UserWarning):
+    """A run that will go ahead but whose results are probably not what was meant
+    (a pulse cut off, too few cells per wavelength, a DFT frequency outside the band)."""
