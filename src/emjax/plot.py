@@ -166,8 +166,9 @@ def plot_rcs(
                        md.rcs_dbsm(theta, float(p), f, degrees=True), "-"))
     for label, (th_ref, db_ref) in (reference or {}).items():
         curves.append((label, np.asarray(th_ref), np.asarray(db_ref), "--"))
-    lo = min(float(np.min(c[2])) for c in curves)
-    hi = max(float(np.max(c[2])) for c in curves)
+    finite = np.concatenate([c[2][np.isfinite(c[2])] for c in curves])
+    # a run too short for any far field gives -inf dB: draw the empty axes
+    lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (-50.0, 0.0)
     for label, th, db, style in curves:
         x = np.radians(th) if polar else th
         ax.plot(x, db, style, lw=1.2, label=label)
@@ -269,27 +270,51 @@ def save_fdfd_rcs(res: Results, path: str | Path, *,
 @register_output("monitor-figures")
 def monitor_figures(res: Results, directory: Path, stem: str) -> list[Path]:
     """One PNG per monitor that has a figure, ``<directory>/<stem>_<monitor>.png``: probe
-    traces and spectra, slices of grid snapshots (that took a frame) and DFTs, energy,
-    and the RCS of a NearToFar monitor that carries an incident spectrum (a plane-wave
-    run)."""
+    traces and spectra, slices of grid snapshots (that took a frame), energy, and the
+    RCS of a NearToFar monitor that carries an incident spectrum (a plane-wave run).
+    A DFT or NearToFar monitor of several frequencies gives one figure per frequency,
+    ``<stem>_<monitor>_<f>.png`` with the frequency in the name (``400MHz``)."""
     paths = []
     for name, md in res.monitors.items():
         path = Path(directory) / f"{stem}_{name}.png"
         if md.kind == "Probe":
             plot_probe(md, next(iter(md.data)), path=path)
-        elif md.kind in ("FieldSnapshot", "DFTMonitor") and on_grid(md):
+        elif md.kind == "FieldSnapshot" and on_grid(md):
             first = next(iter(md.data))
             if md.array(first).shape[0] == 0:  # a run too short for its first snapshot
                 continue
             plot_slice(md, first, path=path)
         elif md.kind == "EnergyMonitor":
             plot_energy(md, path=path)
+        elif md.kind == "DFTMonitor" and on_grid(md):
+            first = next(iter(md.data))
+            for i, p in enumerate(_per_frequency(path, md.coords["f"])):
+                paths.append(p)
+                plot_slice(md, first, index=i, path=p)
+            continue
         elif md.kind == "NearToFar" and "E_inc" in md.data:  # RCS needs the incident
-            plot_rcs(md, path=path)
+            for f, p in zip(md.coords["f"], _per_frequency(path, md.coords["f"]), strict=True):
+                paths.append(p)
+                plot_rcs(md, frequency=float(f), path=p)
+            continue
         else:
             continue
         paths.append(path)
     return paths
+
+
+def _per_frequency(path: Path, freqs: np.ndarray) -> list[Path]:
+    """``path`` for one frequency; ``<stem>_<f>.png`` per frequency for several, the
+    frequency written with enough digits to tell every pair apart."""
+    freqs = np.atleast_1d(np.asarray(freqs, dtype=float))
+    if freqs.size == 1:
+        return [path]
+    scale, unit = _scale(freqs, "Hz")
+    for digits in range(4, 13):
+        labels = [f"{f * scale:.{digits}g}" for f in freqs]
+        if len(set(labels)) == len(labels):
+            break
+    return [path.with_name(f"{path.stem}_{lab}{unit}{path.suffix}") for lab in labels]
 
 
 @register_output("fdfd-rcs")
