@@ -14,7 +14,7 @@ from typing import Any
 
 from ..records import Case, Check, call_case, collect_cases
 
-_MODULES = ("fdtd3d", "scatter", "fdtd2d", "dga", "parallel", "fdfd", "sar")
+_MODULES = ("fdtd3d", "scatter", "fdtd2d", "dga", "parallel", "fdfd", "sar", "dispersion")
 """Submodules holding ``CASES``; a solver's cases are registered by naming its module."""
 
 CASES: dict[str, Case] = collect_cases(__name__, _MODULES, "validation")
