@@ -124,6 +124,9 @@ def _scenario(args: argparse.Namespace) -> tuple[Any, str]:
     from .model import load_scenario
 
     text = scenario_json(args.resume)
+    if args.scenario is None and args.steps is None:  # the stored scenario, as it is
+        sim = load_scenario(text)
+        return sim, sim.name
     if args.scenario is None:
         sim, name, label = load_scenario(text), None, f"--steps {args.steps}"
     else:
