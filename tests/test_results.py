@@ -204,16 +204,44 @@ def test_save_is_atomic(res: Results, tmp_path: Path, monkeypatch: pytest.Monkey
 
     monkeypatch.setattr(h5py.Group, "create_dataset", failing)
     with pytest.raises(OSError, match="simulated"):
-        other.save(path)
+        other.save(path, overwrite=True)
     monkeypatch.undo()
     assert calls["n"] == 2
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run.h5"]
     assert path.read_bytes() == before
     assert Results.load(path) == res
-    # A good save replaces the file.
-    other.save(path)
+    # A good save replaces the file when asked to.
+    other.save(path, overwrite=True)
     assert Results.load(path) == other
     assert not path.with_name("run.h5.tmp").exists()
+
+
+def test_save_targets(res: Results, tmp_path: Path):
+    """Folders are created; an existing file, a folder and a path under a regular file
+    are refused before anything is written (OutputError naming the path and the fix);
+    overwrite=True replaces; a stale temporary of a killed save is cleaned."""
+    from emjax.errors import OutputError
+
+    path = res.save(tmp_path / "newdir" / "sub" / "x.h5")
+    assert Results.load(path) == res
+    before = path.read_bytes()
+    other = Results(res.scenario, make_monitors(seed=1), res.metadata)
+    with pytest.raises(OutputError, match=r"x\.h5' already exists; pass overwrite=True"):
+        other.save(path)
+    assert path.read_bytes() == before
+    notes = tmp_path / "notes.txt"
+    notes.write_text("mine")
+    with pytest.raises(OutputError, match="already exists"):
+        other.save(notes)
+    assert notes.read_text() == "mine"
+    with pytest.raises(OutputError, match="is a folder"):
+        other.save(tmp_path / "newdir")
+    with pytest.raises(OutputError, match=r"notes\.txt' is a file, not a folder"):
+        other.save(notes / "x.h5")
+    stale = path.with_name("x.h5.tmp")
+    stale.write_bytes(b"left by a kill -9")
+    assert other.save(path, overwrite=True) == path
+    assert Results.load(path) == other and not stale.exists()
 
 
 # ------------------------------------------------------------ load errors

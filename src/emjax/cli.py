@@ -15,7 +15,8 @@ and ``{"case", "size", "metric", "value", "unit", "device"}``, :mod:`emjax.recor
 anything the cases print goes to stderr. The environment variables that set case
 parameters are read here only (:func:`case_options`).
 
-``emjax run`` writes the figures and other files of a run through the output hooks of
+``emjax run`` (:mod:`emjax.cli_run`) checks every file it will write before computing,
+and writes the figures and other files of a run through the output hooks of
 :mod:`emjax.outputs`; it knows no scenario or solver by name.
 """
 
@@ -37,62 +38,21 @@ from typing import Any
 from pydantic import ValidationError
 
 from . import __version__
+from .cli_run import (  # noqa: F401 - emjax.cli.<name> for tests and callers
+    cmd_run,
+    format_validation_error,
+    resolve_scenario,
+    with_steps,
+)
 from .errors import EmjaxError, SetupError
 
 # ----------------------------------------------------------------- helpers
-
-
-def format_validation_error(err: ValidationError) -> str:
-    """One line per problem of a pydantic error, joined: ``where: what``."""
-    parts = []
-    for e in err.errors(include_url=False):
-        loc = ""
-        for p in e.get("loc", ()):
-            loc += f"[{p}]" if isinstance(p, int) else (f".{p}" if loc else str(p))
-        parts.append(f"{loc}: {e['msg']}" if loc else str(e["msg"]))
-    n = len(parts)
-    return f"{n} problem{'s' if n != 1 else ''} in {err.title}: " + "; ".join(parts)
 
 
 def error_message(err: BaseException) -> str:
     """The one-paragraph message printed for a user-facing error."""
     text = format_validation_error(err) if isinstance(err, ValidationError) else str(err)
     return " ".join(text.split())
-
-
-def resolve_scenario(spec: str | None) -> tuple[Any, str]:
-    """A scenario and its name from a file path or a built-in name (default if None).
-
-    A spec that names an existing file, or ends in ``.toml``/``.json``, is a file; the
-    name is the scenario's ``name`` when the file sets one, else the file's stem.
-    Anything else is a built-in name.
-    """
-    from .model import load_scenario
-    from .scenarios import DEFAULT, builtin_names, load_builtin
-
-    spec = DEFAULT if spec is None else spec
-    path = Path(spec)
-    if path.is_file() or path.suffix.lower() in (".toml", ".json"):
-        if not path.is_file():
-            raise SetupError(
-                f"scenario file '{path}' does not exist; give an existing .toml or .json "
-                f"file or a built-in name ({', '.join(builtin_names())})"
-            )
-        try:
-            sim = load_scenario(path)
-        except ValidationError as e:
-            raise SetupError(f"scenario file '{path}': {format_validation_error(e)}") from e
-        name = sim.name if "name" in sim.model_fields_set else path.stem
-        return sim, name
-    return load_builtin(spec), spec
-
-
-def with_steps(sim: Any, steps: int) -> Any:
-    """A re-validated copy of ``sim`` that runs exactly ``steps`` time steps."""
-    if "steps" not in type(sim).model_fields:
-        raise SetupError(f"--steps: a {sim.type} scenario has no time steps; leave it out")
-    copy = sim.model_copy(update={"steps": steps, "duration": None})
-    return type(sim).model_validate(copy.model_dump())
 
 
 def _positive_int(text: str) -> int:
@@ -136,80 +96,6 @@ def _fmt(v: Any) -> str:
 
 def _row(cells: Sequence[str], widths: Sequence[int]) -> str:
     return "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=False)).rstrip()
-
-
-# --------------------------------------------------------------------- run
-
-
-def cmd_run(args: argparse.Namespace) -> int:
-    """Run a scenario, save its results, then the files of every output hook that
-    applies to them (:func:`emjax.outputs.write_outputs`)."""
-    if args.resume:
-        from .driver.checkpoint import scenario_json
-        from .model import load_scenario
-
-        sim = load_scenario(scenario_json(args.resume))
-        name = sim.name
-    else:
-        sim, name = resolve_scenario(args.scenario)
-    if args.steps is not None:
-        sim = with_steps(sim, args.steps)
-    from .parallel import run_options  # --devices, --distributed (before JAX starts)
-
-    opts = run_options(sim, args.devices, args.distributed, args.shard_axis)
-    output = Path(args.output) if args.output else Path("out") / f"{name}.h5"
-    figures = Path(args.figures) if args.figures else output.parent
-    print(f"emjax run: '{name}': {sim.summary()}")
-    from .driver.memory import available_bytes, format_estimate  # JAX is imported here
-
-    if opts:  # a sharded run: what each device holds
-        from .fdtd.memory import estimate_per_device
-        from .parallel import select_devices
-
-        n = len(select_devices(opts["devices"]))
-        per = estimate_per_device(sim, n, args.shard_axis)
-        print(f"sharded along {args.shard_axis} over {n} devices; memory per device:\n"
-              f"{format_estimate(per)}")
-    if not opts:  # the budget, printed before every run
-        print(f"device memory needed:\n{format_estimate(sim.estimate())}")
-    if args.dry_run:
-        need = sim.estimate() if not opts else per
-        free, where = available_bytes()
-        fits = need["total"] <= free
-        print(f"{where}: {free / 2**20:.1f} MiB free: {'fits' if fits else 'does NOT fit'}")
-        return 0 if fits else 1
-    from .errors import RunInterrupted
-
-    checkpoint = Path(args.checkpoint) if args.checkpoint else output.with_suffix(".ckpt.h5")
-    output.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        res = sim.run(progress=not args.no_progress, checkpoint_every=args.checkpoint_every,
-                      checkpoint_path=checkpoint, resume=args.resume, **opts)
-    except RunInterrupted as e:
-        partial = output.with_name(output.stem + ".partial.h5")
-        e.results.save(partial)
-        print(f"{e}\npartial results (steps 0..{e.step}): {partial}", file=sys.stderr)
-        return 130
-    from .parallel import is_main_process
-
-    if opts and not is_main_process():  # several processes: process 0 writes
-        return 0
-    res.save(output)
-    print(f"results: {output}")
-    from .outputs import write_outputs
-
-    for label, path in write_outputs(res, figures=figures, results_dir=output.parent,
-                                     stem=output.stem):
-        print(f"{label + ':':<8} {path}")
-    meta = getattr(res, "metadata", {}) or {}
-    if meta.get("wall_time_s") is not None:
-        print(f"wall time: {meta['wall_time_s']:.2f} s"
-              + (f" (compile {meta['compile_time_s']:.2f} s)"
-                 if meta.get("compile_time_s") is not None else ""))
-    if meta.get("cells_per_s") is not None:
-        print(f"speed: {meta['cells_per_s'] / 1e6:.1f} Mcells/s"
-              + (f" on {meta['device']}" if meta.get("device") else ""))
-    return 0
 
 
 # --------------------------------------------------------- validate, bench
@@ -434,7 +320,12 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--checkpoint", metavar="PATH",
                    help="checkpoint file (default: beside the output, <stem>.ckpt.h5)")
     r.add_argument("--resume", metavar="FILE",
-                   help="continue the run saved in this checkpoint (its scenario is used)")
+                   help="continue the run saved in this checkpoint (its scenario is used; a "
+                        "SCENARIO given too must be the same)")
+    r.add_argument("--overwrite", action="store_true",
+                   help="replace existing output files (results, checkpoint, partial results, "
+                        "figures of the same stem); without it an existing file refuses the "
+                        "run before it starts")
     r.add_argument("--devices", type=_positive_int, metavar="N",
                    help="shard the grid over the first N devices (FDTD3D)")
     r.add_argument("--shard-axis", choices=("x", "y", "z"), default="x",

@@ -314,13 +314,20 @@ class Results:
         return "" if self.scenario is None else self.scenario.to_json()
 
     # ---------------------------------------------------------------- I/O
-    def save(self, path: str | Path, *, compression: str | None = None) -> Path:
+    def save(self, path: str | Path, *, compression: str | None = None,
+             overwrite: bool = False) -> Path:
         """Write one HDF5 file atomically (via ``path + '.tmp'``); returns the path.
 
-        ``compression`` (e.g. "gzip") is lossless and applies to arrays of 1 or more dims.
+        Missing folders are created. An existing file is replaced only with
+        ``overwrite=True``; a folder, a path under a regular file or an unwritable
+        folder is refused before anything is written (:class:`~emjax.errors.OutputError`,
+        :func:`emjax.io.targets.check_output`). ``compression`` (e.g. "gzip") is
+        lossless and applies to arrays of 1 or more dims.
         """
         from .io.hdf5 import save_results
+        from .io.targets import check_output
 
+        path = check_output(path, overwrite=overwrite)
         return save_results(self, path, compression=compression)
 
     @classmethod

@@ -146,12 +146,16 @@ class _Scenario(EmModel):
 
         return tomli_w.dumps(self.model_dump(mode="json", exclude_none=True))
 
-    def save(self, path: str | Path) -> Path:
-        """Write TOML or JSON, chosen by the suffix."""
-        path = Path(path)
-        text = self.to_toml() if path.suffix == ".toml" else self.to_json()
-        from ..io.atomic import atomic_path
+    def save(self, path: str | Path, *, overwrite: bool = False) -> Path:
+        """Write TOML or JSON, chosen by the suffix, atomically; returns the path.
 
+        Missing folders are created; an existing file is replaced only with
+        ``overwrite=True`` (:func:`emjax.io.targets.check_output`)."""
+        from ..io.atomic import atomic_path
+        from ..io.targets import check_output
+
+        path = check_output(path, overwrite=overwrite)
+        text = self.to_toml() if path.suffix == ".toml" else self.to_json()
         with atomic_path(path) as tmp:
             tmp.write_text(text)
         return path
