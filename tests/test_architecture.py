@@ -63,6 +63,7 @@ FORBIDDEN = {
     "bench": {"validation", "cli"},
     "validation": {"bench", "cli"},
     "grid": {*SOLVERS, "driver", "bench", "validation", "cli"},
+    "materials": {*SOLVERS, "driver", "bench", "validation", "cli"},
 }
 
 

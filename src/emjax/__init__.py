@@ -14,7 +14,8 @@ __version__ = "0.1.0"
 _LAZY = {
     **dict.fromkeys(("c0", "eps0", "eta0", "mu0"), "constants"),
     **dict.fromkeys(
-        ("ConvergenceError", "EmjaxError", "InstabilityError", "ResourceError", "SetupError"),
+        ("CheckpointError", "ConvergenceError", "EmjaxError", "EmjaxWarning", "InstabilityError",
+         "MeshError", "OutputError", "ResourceError", "SetupError"),
         "errors",
     ),
     **dict.fromkeys(
@@ -27,6 +28,10 @@ _LAZY = {
     **dict.fromkeys(("DGATD", "BoxMesh", "CylinderMesh", "MeshEdgeSource", "MeshFile", "MeshSnapshot", "Region", "SphereMesh"), "model"),  # noqa: E501
     **dict.fromkeys(("FDTD2D", "Boundaries2D", "Circle", "Domain2D", "LineSource", "Polygon", "Rectangle", "SplitPML", "Structure2D"), "model"),  # noqa: E501
     **dict.fromkeys(("FDFD3D", "PML", "FDFDSolver"), "model"),
+    **dict.fromkeys(("ColeColeMedium", "ColeColeTerm", "DebyePole", "DrudePole", "LorentzPole",
+                     "PoleMedium"), "model.dispersion"),
+    **dict.fromkeys(("METALS", "TISSUES", "PoleFit", "fit_poles", "metal", "tissue", "water"),
+                    "materials"),
     **dict.fromkeys(("Results", "MonitorData"), "results"),
     "run": "registry",
 }
