@@ -311,6 +311,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--output", "-o", metavar="PATH", help="HDF5 results (default out/<name>.h5)")
     r.add_argument("--steps", type=_positive_int, metavar="N",
                    help="run N time steps instead of the scenario's duration")
+    r.add_argument("--max-iter", type=_positive_int, metavar="N",
+                   help="FDFD: stop the Krylov solve after at most N iterations")
     r.add_argument("--figures", metavar="DIR", help="figure directory (default: the output's)")
     r.add_argument("--no-progress", action="store_true", help="no progress bar")
     r.add_argument("--dry-run", action="store_true",

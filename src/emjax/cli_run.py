@@ -86,6 +86,34 @@ def with_steps(sim: Any, steps: int) -> Any:
     return type(sim).model_validate(copy.model_dump())
 
 
+def with_max_iter(sim: Any, max_iter: int) -> Any:
+    """A re-validated copy of an FDFD ``sim`` whose Krylov solve stops after at most
+    ``max_iter`` iterations (the best iterate is returned, with a warning when the
+    tolerance was not reached)."""
+    solver = getattr(sim, "solver", None)
+    if solver is None or "max_iter" not in type(solver).model_fields:
+        raise SetupError(f"--max-iter: a {sim.type} scenario has no iterative solve; "
+                         "leave it out (--steps shortens a time-domain run)")
+    copy = sim.model_copy(update={"solver": solver.model_copy(update={"max_iter": max_iter})})
+    return type(sim).model_validate(copy.model_dump())
+
+
+def _shortened(sim: Any, args: argparse.Namespace) -> Any:
+    """``sim`` with ``--steps`` and ``--max-iter`` applied."""
+    if args.steps is not None:
+        sim = with_steps(sim, args.steps)
+    if getattr(args, "max_iter", None) is not None:
+        sim = with_max_iter(sim, args.max_iter)
+    return sim
+
+
+def _shortening(args: argparse.Namespace) -> str:
+    """``--steps N`` / ``--max-iter N`` as given, for messages ("" when neither)."""
+    parts = [f"--steps {args.steps}" if args.steps is not None else "",
+             f"--max-iter {args.max_iter}" if getattr(args, "max_iter", None) else ""]
+    return " and ".join(p for p in parts if p)
+
+
 # ------------------------------------------------------------ the scenario
 
 _ABSENT = object()
@@ -119,21 +147,21 @@ def _scenario(args: argparse.Namespace) -> tuple[Any, str]:
     scenario or ``--steps`` given as well must equal (CheckpointError naming what differs)."""
     if not args.resume:
         sim, name = resolve_scenario(args.scenario)
-        return (sim if args.steps is None else with_steps(sim, args.steps)), name
+        return _shortened(sim, args), name
     from .driver.checkpoint import scenario_json
     from .model import load_scenario
 
     text = scenario_json(args.resume)
-    if args.scenario is None and args.steps is None:  # the stored scenario, as it is
+    shortening = _shortening(args)
+    if args.scenario is None and not shortening:  # the stored scenario, as it is
         sim = load_scenario(text)
         return sim, sim.name
     if args.scenario is None:
-        sim, name, label = load_scenario(text), None, f"--steps {args.steps}"
+        sim, name, label = load_scenario(text), None, shortening
     else:
         sim, name = resolve_scenario(args.scenario)
-        label = f"'{args.scenario}'" + (f" with --steps {args.steps}" if args.steps else "")
-    if args.steps is not None:
-        sim = with_steps(sim, args.steps)
+        label = f"'{args.scenario}'" + (f" with {shortening}" if shortening else "")
+    sim = _shortened(sim, args)
     diffs = scenario_differences(json.loads(text), json.loads(sim.to_json(indent=None)))
     if diffs:
         shown = "; ".join(f"{w}: {_short(a)} in the checkpoint, {_short(b)} in {label}"
@@ -142,7 +170,7 @@ def _scenario(args: argparse.Namespace) -> tuple[Any, str]:
         raise CheckpointError(
             f"--resume '{args.resume}' holds another scenario than {label}: {shown}{more}; "
             f"resume with the scenario it holds (`emjax run --resume {args.resume}`, without "
-            "a scenario or --steps) or start a new run without --resume")
+            "a scenario, --steps or --max-iter) or start a new run without --resume")
     return sim, name or sim.name
 
 
@@ -319,4 +347,4 @@ def _print_speed(meta: dict) -> None:
 
 
 __all__ = ["RunTargets", "cmd_run", "format_validation_error", "resolve_scenario",
-           "scenario_differences", "warnings_as_lines", "with_steps"]
+           "scenario_differences", "warnings_as_lines", "with_max_iter", "with_steps"]
