@@ -24,7 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..constants import eps0, mu0
-from ..driver import loop
+from ..driver import advice, loop
 from ..driver.environment import environment
 from ..driver.memory import refuse_if_too_large
 from ..driver.monitors import frame_buffers, frames_taken, sampled, scan_with_frames, store_frames
@@ -130,6 +130,9 @@ def prepare(sim) -> DGASetup:
                          f"dt = {dt:.4g} s, more than {MAX_STEPS}; shorten the duration or "
                          "coarsen the mesh")
     steps = sim.steps if sim.steps is not None else max(1, math.ceil(sim.duration / dt - 1e-9))
+    advice.advise([advice.Signal(f"sources[{i}] {s.type}", s.waveform.sampler(),
+                                 s.waveform.steady_frequency)
+                   for i, s in enumerate(sim.sources)], dt, steps)  # a cut-off pulse warns
     return DGASetup(mesh=mesh, cx=cx, ops=ops, layout=lay, dt=dt, rho=rho, steps=steps,
                     dtype=dtype, safety=safety)
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..constants import c0
+from ..driver import advice
 from ..errors import SetupError
 from ..grid.pml import sigma_optimal
 from ..grid.yee import YeeGrid
@@ -241,6 +242,20 @@ def lower_grid(sim, align: int) -> GridPlan:
                     steps=sim.num_steps, boxes=boxes(sim, grid, faces), regions=regions)
 
 
+def advise(sim, dt: float, steps: int, spacing) -> list[str]:
+    """The run advice of an FDTD scenario, 3D or 2D (:func:`emjax.driver.advice.advise`:
+    cut-off pulses, cells per shortest wavelength in the densest medium, monitor
+    frequencies outside the band or above Nyquist): warns, returns the messages.
+    ``spacing``: the grid's spacings in m; dt in s."""
+    signals = [advice.Signal(f"sources[{i}] {s.type}", s.waveform.sampler(),
+                             s.waveform.steady_frequency)
+               for i, s in enumerate(sim.sources) if getattr(s, "waveform", None) is not None]
+    monitors = [(f"monitor {m.type} '{m.name}'", m.frequencies)
+                for m in sim.monitors if getattr(m, "frequencies", None)]
+    eps_mu = max(m.eps_r * m.mu_r for m in sim.media)
+    return advice.advise(signals, dt, steps, spacing=spacing, eps_mu=eps_mu, monitors=monitors)
+
+
 def box_from(grid, pml, center, size, margin) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """E-node index corners of a box given in m, or of the interior less ``margin``."""
     lo, hi = [], []
@@ -318,5 +333,5 @@ def boxes(sim, grid, faces: Faces) -> dict:
 
 
 __all__ = ["KINDS", "FacePlan", "Faces", "GridPlan", "MonitorPlan", "PMLGrading",
-           "PlaneWavePlan", "box_from", "boxes", "lower_faces", "lower_grid", "monitor_plan",
-           "mur_faces", "plane_wave_plan", "pml_cells", "z_padding"]
+           "PlaneWavePlan", "advise", "box_from", "boxes", "lower_faces", "lower_grid",
+           "monitor_plan", "mur_faces", "plane_wave_plan", "pml_cells", "z_padding"]

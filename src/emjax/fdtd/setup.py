@@ -38,7 +38,7 @@ from ..model import (
 )
 from . import neartofar, tfsf
 from .cpml import slab_coefficients
-from .plan import GridPlan, lower_grid, monitor_plan, plane_wave_plan
+from .plan import GridPlan, advise, lower_grid, monitor_plan, plane_wave_plan
 from .update3d import Layout, UpdateCoefficients
 
 AXIS = {"x": 0, "y": 1, "z": 2}
@@ -153,13 +153,15 @@ def _tables(media, index: dict[str, np.ndarray], comps, fn, dt, dtype, storage):
 
 def prepare(sim, *, align: int | None = None) -> FDTDSetup:
     """Build the host-side set-up of an FDTD3D scenario: the first phase of the
-    lowering (:func:`emjax.fdtd.plan.lower_grid`), then the arrays on it.
+    lowering (:func:`emjax.fdtd.plan.lower_grid`) and its advice (warnings:
+    :func:`emjax.fdtd.plan.advise`), then the arrays on it.
 
     align: z alignment of the stored arrays (None: the backend's, :func:`align_z`;
     1: no padding).
     """
     plan = lower_grid(sim, align_z() if align is None else align)
     grid, dt, dtype = plan.grid, plan.dt, plan.dtype
+    advise(sim, dt, plan.steps, grid.spacing)  # warnings only: the run goes ahead
     media, index = _rasterize(sim, grid)
     sources = _point_sources(sim, grid, media, index)
     cE, wE, idxE = _tables(media, index, COMPONENTS[:3], _e_coefficients, dt, dtype, sim.storage)

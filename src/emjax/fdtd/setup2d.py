@@ -23,7 +23,7 @@ from ..model import PEC, DFTMonitor, EnergyMonitor, FieldSnapshot, PlaneWave, Pr
 from ..model.scenario2d import LineSource
 from .conformal2d import conformal_cells
 from .cpml import build_slabs, grading_of, slab_coefficients
-from .plan import box_from, lower_faces, monitor_plan, plane_wave_plan, pml_cells
+from .plan import advise, box_from, lower_faces, monitor_plan, plane_wave_plan, pml_cells
 from .setup import (
     FDTDSetup,
     SourceEdge,
@@ -159,9 +159,11 @@ def lower_plane(sim) -> PlanePlan:
 
 
 def prepare(sim) -> FDTD2DSetup:
-    """Build the host-side set-up of an FDTD2D scenario on its :func:`lower_plane`."""
+    """Build the host-side set-up of an FDTD2D scenario on its :func:`lower_plane`,
+    after its advice (warnings: :func:`emjax.fdtd.plan.advise`)."""
     plan = lower_plane(sim)
     grid, dtype, dt = plan.grid, plan.dtype, plan.dt
+    advise(sim, dt, plan.steps, grid.spacing[:2])  # warnings only: the run goes ahead
     e_names = tuple("E" + "xyz"[c] for c in plan.comps[0])
     h_names = tuple("H" + "xyz"[c] for c in plan.comps[1])
     mat = rasterize(grid, sim.background, sim.structures)

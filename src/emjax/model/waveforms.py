@@ -50,6 +50,11 @@ class GaussianPulse(EmModel):
         """Highest frequency with appreciable content (spectrum down by about 1e-4), Hz."""
         return self.f0 + 4.3 * self.fwidth
 
+    @property
+    def steady_frequency(self) -> None:
+        """A pulse decays: no steady frequency (see :class:`ContinuousWave`)."""
+        return None
+
     def sampler(self) -> Callable[[np.ndarray], np.ndarray]:
         """g(t) as a plain function (see the module docstring)."""
         return partial(gaussian_pulse, f0=self.f0, tau=self.tau, offset=self.offset,
@@ -69,6 +74,11 @@ class RickerWavelet(EmModel):
     @property
     def fmax(self) -> float:
         return 3.0 * self.fp
+
+    @property
+    def steady_frequency(self) -> None:
+        """A pulse decays: no steady frequency (see :class:`ContinuousWave`)."""
+        return None
 
     def sampler(self) -> Callable[[np.ndarray], np.ndarray]:
         """g(t) as a plain function (see the module docstring)."""
@@ -90,6 +100,12 @@ class ContinuousWave(EmModel):
     @property
     def fmax(self) -> float:
         return 1.5 * self.frequency
+
+    @property
+    def steady_frequency(self) -> float:
+        """The frequency in Hz of a wave that never decays (the run advice of
+        :mod:`emjax.driver.advice` takes it as the source's band)."""
+        return self.frequency
 
     def sampler(self) -> Callable[[np.ndarray], np.ndarray]:
         """g(t) as a plain function (see the module docstring)."""
