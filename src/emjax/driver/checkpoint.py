@@ -132,10 +132,11 @@ class Stored:
     def attrs(self):
         return self.file.attrs
 
-    def read(self, group: str, expected: Sequence[tuple[Any, tuple]]) -> list[np.ndarray]:
+    def read(self, group: str, expected: Sequence[tuple[Any, tuple]],
+             labels: Sequence[str] | None = None) -> list[np.ndarray]:
         """The arrays of ``group``, each checked against ``expected`` (dtype, shape; a
         None in the shape allows any length on that axis) before it is read, and
-        against its digest after."""
+        against its digest after; ``labels`` name them in messages (e.g. ``.E[0]``)."""
         have = self.digests[group]
         if len(have) != len(expected):
             raise CheckpointError(f"checkpoint '{self.path}': {group} has {len(have)} arrays, "
@@ -156,9 +157,10 @@ class Stored:
                 raise CheckpointError(f"checkpoint '{self.path}': {group}/{i:05d} cannot be "
                                       f"read ({e}): {DAMAGED}") from e
             if array_digest(a) != have[i]:
+                what = f"{group}{labels[i]}, " if labels else ""
                 raise CheckpointError(
                     f"checkpoint '{self.path}': digest mismatch in array '{group}/{i:05d}' "
-                    f"({ds.dtype}{ds.shape}): {DAMAGED}")
+                    f"({what}{ds.dtype}{ds.shape}): {DAMAGED}")
             out.append(np.asarray(a))
         return out
 
@@ -262,18 +264,27 @@ def load_checkpoint(solver, path: str | Path) -> tuple[int, dict, dict]:
                 "stored in it (`emjax run --resume FILE` does)")
         check_step(path, stored.step, solver.setup.steps)  # before any allocation
         stored_z, pad = _z_padding(solver)
-        leaves, state_def = jax.tree_util.tree_flatten(jax.eval_shape(solver.init_state))
+        leaves, state_def, labels = _flat(jax.eval_shape(solver.init_state))
         padded = [_padded(t.shape, stored_z) for t in leaves]
         state = stored.read("state", [
             (t.dtype, (*t.shape[:2], stored_z - pad) if p else t.shape)
-            for t, p in zip(leaves, padded, strict=True)])
+            for t, p in zip(leaves, padded, strict=True)], labels)
         # the inert z padding is zero (grid.yee)
         state = [np.pad(a, ((0, 0), (0, 0), (0, pad))) if p else a
                  for a, p in zip(state, padded, strict=True)]
-        leaves, record_def = jax.tree_util.tree_flatten(solver.empty_record())
-        record = stored.read("record", [(t.dtype, (None, *t.shape[1:])) for t in leaves])
+        leaves, record_def, labels = _flat(solver.empty_record())
+        record = stored.read("record", [(t.dtype, (None, *t.shape[1:])) for t in leaves],
+                             labels)
     return (stored.step, jax.device_put(jax.tree_util.tree_unflatten(state_def, state)),
             jax.tree_util.tree_unflatten(record_def, record))
+
+
+def _flat(template) -> tuple[list, Any, list[str]]:
+    """(leaves, treedef, leaf paths) of a pytree; the paths (``.E[0]``,
+    ``.psi_E['x_high'][1]``, ``['probe'][0][0]``) name arrays in messages."""
+    with_path, treedef = jax.tree_util.tree_flatten_with_path(template)
+    return ([t for _, t in with_path], treedef,
+            [jax.tree_util.keystr(k) for k, _ in with_path])
 
 
 def _json(stored: Stored) -> Any:
