@@ -153,7 +153,7 @@ class Stored:
                     f"expected {np.dtype(dtype)}{want}")
             try:
                 a = ds[()]
-            except (OSError, RuntimeError) as e:  # h5py on a damaged data layout
+            except (OSError, RuntimeError, TypeError, ValueError) as e:  # a damaged layout
                 raise CheckpointError(f"checkpoint '{self.path}': {group}/{i:05d} cannot be "
                                       f"read ({e}): {DAMAGED}") from e
             if array_digest(a) != have[i]:
@@ -176,7 +176,10 @@ def verified(path: str | Path) -> Iterator[Stored]:
     try:
         try:
             stored = _header(f, path, h5py)
-        except (OSError, KeyError, RuntimeError) as e:  # h5py on damaged metadata
+        except CheckpointError:
+            raise
+        # h5py on damaged metadata raises any of these (a bad name, type or encoding)
+        except (OSError, KeyError, RuntimeError, TypeError, ValueError) as e:
             raise CheckpointError(f"checkpoint '{path}' is damaged ({e}); rerun or use an "
                                   "intact checkpoint") from e
         yield stored
@@ -240,7 +243,12 @@ def _attr(obj, path: Path, key: str, kind: type, *, default=None, where: str = "
             value, bool | np.bool_):
         return int(value)
     if kind is str and isinstance(value, str):
-        return value
+        try:
+            value.encode()  # h5py escapes bytes that are not UTF-8 as lone surrogates
+            return value
+        except UnicodeEncodeError:
+            raise CheckpointError(f"checkpoint '{path}': attribute '{key}' of the {where} is "
+                                  f"not UTF-8 text; {DAMAGED}") from None
     raise CheckpointError(f"checkpoint '{path}': attribute '{key}' of the {where} is "
                           f"{str(value)[:60]!r} ({type(value).__name__}), not "
                           f"{'a whole number' if kind is int else 'text'}; {DAMAGED}")
@@ -317,7 +325,12 @@ def _open(path: Path, h5py):
         f = h5py.File(path, "r")
     except OSError as e:
         raise CheckpointError(f"checkpoint '{path}' is not a readable HDF5 file: {e}") from e
-    if f.attrs.get("format") != FORMAT:
+    try:
+        ours = f.attrs.get("format") == FORMAT
+    except (OSError, KeyError, RuntimeError):  # h5py on a damaged attribute table
+        ours = False
+    if not ours:
         f.close()
-        raise CheckpointError(f"'{path}' is not an emjax checkpoint")
+        raise CheckpointError(f"'{path}' is not an emjax checkpoint (or its attributes are "
+                              "damaged)")
     return f
