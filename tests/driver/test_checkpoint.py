@@ -5,12 +5,23 @@
 - A checkpoint of another scenario, a missing or foreign file are refused.
 - SIGINT in the middle of a run stops it at a chunk end with a checkpoint and the
   partial results, from which the run resumes to the uninterrupted answer.
+- kill -9, 10 trials on a 300-step run checkpointed every 50 steps in a subprocess:
+  5 at varied moments of the time loop, 5 in the middle of a checkpoint write (the
+  child writes its datasets slowly and says which one it writes; the kill lands
+  while ``<ckpt>.tmp`` is half written). Each surviving checkpoint resumes (in this
+  process) to results bitwise equal to one uninterrupted run's, and a kill during a
+  write leaves the previous checkpoint.
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -100,3 +111,118 @@ def test_sigint_stops_with_checkpoint_and_partial_results(tmp_path):
     assert em.Results.load(tmp_path / "partial.h5") == part
     resumed = FDTDSolver(sim, chunk=10).run(progress=False, resume=ck)
     _assert_same(whole, resumed)
+
+
+# ------------------------------------------------------------------ kill -9
+CHILD = r"""
+import sys, time
+import h5py, jax
+jax.config.update("jax_enable_x64", True)  # as the tests' process (conftest)
+# the children share compiled chunks: a start-up of about 2 s instead of 6
+jax.config.update("jax_compilation_cache_dir", sys.argv[4])
+jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+import emjax as em
+from emjax.fdtd.solver import FDTDSolver
+
+scenario, ckpt, slow = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
+solver = FDTDSolver(em.load_scenario(scenario), chunk=10)
+advance = solver.advance
+
+def traced(state, step0, length):
+    print(f"chunk {step0}", flush=True)
+    time.sleep(0.01)  # room for kills at varied moments of a 300-step run
+    return advance(state, step0, length)
+
+solver.advance = traced
+if slow:  # a checkpoint write takes long enough to be killed in the middle
+    create = h5py.Group.create_dataset
+
+    def slow_create(self, name, *args, **kwargs):
+        print(f"write {self.name}/{name}", flush=True)
+        time.sleep(0.01)
+        return create(self, name, *args, **kwargs)
+
+    h5py.Group.create_dataset = slow_create
+solver.run(progress=False, checkpoint_every=50, checkpoint_path=ckpt)
+print("done", flush=True)
+"""
+
+# (during a write?, the line after which to kill, extra delay in s)
+# (a write leaves 10 ms per dataset still to write: the state's 30-odd, then the
+# record's 4, so each kill lands before the rename even on a loaded machine)
+KILLS = [(False, "chunk 60", 0.0), (False, "chunk 120", 0.004), (False, "chunk 170", 0.008),
+         (False, "chunk 230", 0.002), (False, "chunk 290", 0.006),
+         (True, "write 2 /state/00003", 0.0), (True, "write 3 /state/00000", 0.003),
+         (True, "write 3 /state/00017", 0.0), (True, "write 4 /state/00010", 0.005),
+         (True, "write 5 /state/00001", 0.002)]
+
+
+def _kill_trial(scenario: Path, cache: Path, folder: Path, during_write: bool, at: str,
+                delay: float) -> dict:
+    """Run the child until ``at`` ("chunk STEP", or "write N GROUP/DATASET": the N-th
+    checkpoint's dataset), SIGKILL it, and report what the folder holds."""
+    folder.mkdir()
+    ckpt = folder / "run.ckpt.h5"
+    env = {**os.environ, "JAX_PLATFORMS": "cpu",
+           "PYTHONPATH": str(Path(em.__file__).parents[1])}
+    proc = subprocess.Popen([sys.executable, "-c", CHILD, str(scenario), str(ckpt),
+                             "1" if during_write else "0", str(cache)],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    kind, _, what = at.partition(" ")
+    nth, _, dataset = what.partition(" ")
+    writes, lines = 0, []
+    for line in proc.stdout:
+        lines.append(line.strip())
+        if kind == "chunk" and line.strip() == at:
+            break
+        if line.startswith("write /state/00000"):  # the first dataset of a checkpoint
+            writes += 1
+        if kind == "write" and writes == int(nth) and line.strip() == f"write {dataset}":
+            break
+    time.sleep(delay)
+    proc.kill()  # SIGKILL
+    proc.wait()
+    tmp = ckpt.with_name(ckpt.name + ".tmp")
+    return {"lines": lines, "stderr": proc.stderr.read(), "ckpt": ckpt,
+            "tmp": tmp.exists(), "at": at}
+
+
+@pytest.mark.slow
+def test_kill_9_trials_resume_bitwise(tmp_path):
+    """10 SIGKILLs, half of them during a checkpoint write: every surviving checkpoint
+    resumes to the uninterrupted results, bit for bit."""
+    sim = _sim(steps=300)
+    scenario = tmp_path / "run.json"
+    scenario.write_text(sim.to_json())
+    trials: list[dict] = [{}] * len(KILLS)
+
+    def work(indices):
+        for i in indices:
+            trials[i] = _kill_trial(scenario, tmp_path / "cache", tmp_path / f"t{i}", *KILLS[i])
+
+    # the first child fills the compilation cache, then two at a time
+    first = threading.Thread(target=work, args=([0],))
+    first.start()
+    whole = FDTDSolver(sim, chunk=10).run(progress=False)
+    first.join()
+    threads = [threading.Thread(target=work, args=(range(k, len(KILLS), 2),)) for k in (1, 2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    from emjax.driver.checkpoint import scenario_json, verified
+
+    solver = FDTDSolver(sim, chunk=10)
+    for (during_write, at, _), trial in zip(KILLS, trials, strict=True):
+        assert "done" not in trial["lines"], f"{at}: the child finished before the kill"
+        assert trial["ckpt"].is_file(), (at, trial["lines"][-3:], trial["stderr"][-2000:])
+        stored = em.load_scenario(scenario_json(trial["ckpt"]))
+        assert stored == sim
+        with verified(trial["ckpt"]) as s:
+            step = s.step
+        if during_write:  # killed in the middle of the n-th write: the (n-1)-th is intact
+            assert trial["tmp"], f"{at}: no half-written checkpoint"
+            assert step == 50 * (int(at.split()[1]) - 1), (at, step)
+        else:  # killed in the loop: at the latest checkpoint before the chunk or later
+            assert 50 * (int(at.split()[1]) // 50) <= step < 300, (at, step)
+        _assert_same(whole, solver.run(progress=False, resume=trial["ckpt"]))

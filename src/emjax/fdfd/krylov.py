@@ -277,7 +277,8 @@ def solve(matvec, ops, b, x0=None, *, method="cocg", tol=1e-6, max_iter=1000, ch
           precond=None):
     """Run ``method`` on ``matvec(ops, x)`` to ``tol`` (relative residual) or ``max_iter``.
 
-    ``callback(it, res, x)`` runs on the host after each chunk (progress, checkpoints).
+    ``callback(it, res, x, history)`` runs on the host after each chunk (progress,
+    checkpoints; ``history``: the residuals so far); a true return value stops the loop.
     ``precond(ops, r)``: a complex-symmetric preconditioner (COCG only).
     Returns a :class:`KrylovResult` holding the best iterate seen at chunk ends (for
     COCG and BiCGSTAB the residual is not monotone).
@@ -304,8 +305,9 @@ def solve(matvec, ops, b, x0=None, *, method="cocg", tol=1e-6, max_iter=1000, ch
         res = float(state["res"])
         if res < best_res or not np.isfinite(best_res):
             best_x, best_res = state["x"], res
-        if callback is not None:
-            callback(start_iteration + it, res, state["x"])
+        if callback is not None and callback(start_iteration + it, res, state["x"],
+                                             np.concatenate(hist)):
+            break  # the caller asked to stop (SIGINT): the result so far, flag RUNNING
     flag = int(state["flag"])
     if flag == CONVERGED:
         best_x, best_res = state["x"], float(state["res"])

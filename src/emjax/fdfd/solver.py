@@ -10,14 +10,15 @@ metadata: iterations, residual history, solve time, coefficient memory, and the 
 H-plane bistatic RCS (``rcs_theta_deg``, ``rcs_E_dBsm``, ``rcs_H_dBsm``) from the
 scattered fields sampled on a closed box between the scatterers and the PML.
 
-A stopped solve restarts from its last iterate: every ``checkpoint_every`` iterations
-the current iterate is written atomically (temporary file, then rename) to
-``checkpoint_path``; ``resume=path`` restarts the Krylov method from it.
+A stopped solve restarts from its last iterate: every ``checkpoint_every`` iterations,
+and when SIGINT or SIGTERM stops the solve, the current iterate and the residual
+history are written atomically to ``checkpoint_path`` (:mod:`emjax.fdfd.checkpoint`);
+``resume=path`` restarts the Krylov method from it. ``solver.max_iter`` counts the
+iterations before the resume too.
 """
 
 from __future__ import annotations
 
-import json
 import time
 import warnings
 from dataclasses import dataclass
@@ -29,14 +30,12 @@ import numpy as np
 
 from ..constants import mu0
 from ..driver.environment import environment
-from ..driver.loop import check_every, progress_bar
+from ..driver.loop import StopFlag, check_every, progress_bar
 from ..driver.memory import refuse_if_too_large
 from ..driver.precision import needs_x64, require_x64
-from ..errors import CheckpointError, ConvergenceError, SetupError
-from ..io.atomic import atomic_path
+from ..errors import ConvergenceError, RunInterrupted, SetupError
 from . import incident, krylov, operator, precond, setup
-
-FORMAT = "emjax-checkpoint"
+from .checkpoint import load_checkpoint, save_checkpoint
 
 
 @dataclass(frozen=True)
@@ -188,7 +187,8 @@ def solve(prep: Prepared, *, method=None, tol=None, max_iter=None, chunk=None, x
         raise ValueError(f"method={method!r} needs the symmetrized system (symmetrize=True)")
     res = krylov.solve(
         _matvec(prep.ops), _kernel_ops(prep.ops), prep.b, x0, method=method,
-        tol=plan.tol if tol is None else tol, max_iter=max_iter or plan.max_iter,
+        tol=plan.tol if tol is None else tol,
+        max_iter=plan.max_iter if max_iter is None else max_iter,
         chunk=chunk or plan.chunk, reduce_dtype=reduce_dtype,
         callback=callback, start_iteration=start_iteration,
         precond=precond.from_ops if "pc" in prep.ops else None)
@@ -301,88 +301,79 @@ def bistatic_rcs(sim, st, e, h, n_angles: int = 181):
     return np.degrees(th), out[0], out[1]
 
 
-# ---------------------------------------------------------------- checkpoints
-def save_checkpoint(sim, path, iteration: int, x) -> Path:
-    import h5py
-
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_path(path) as tmp, h5py.File(tmp, "w") as f:
-        f.attrs["format"] = FORMAT
-        f.attrs["solver"] = "fdfd"
-        f.attrs["step"] = int(iteration)
-        f.attrs["scenario"] = sim.to_json(indent=None)
-        f.create_dataset("x", data=np.asarray(x))
-    return path
-
-
-def load_checkpoint(sim, path, like) -> tuple[int, np.ndarray]:
-    """(iteration, iterate) stored in ``path``; the scenario must match ``sim`` except for
-    its solver settings (the iterate is a valid start for any Krylov method)."""
-    import h5py
-
-    from ..model import load_scenario
-
-    path = Path(path)
-    if not path.is_file():
-        raise CheckpointError(f"checkpoint '{path}' does not exist")
-    with h5py.File(path, "r") as f:
-        if f.attrs.get("format") != FORMAT or f.attrs.get("solver") != "fdfd":
-            raise CheckpointError(f"'{path}' is not an emjax FDFD checkpoint")
-        stored = load_scenario(f.attrs["scenario"])
-        if stored.model_copy(update={"solver": sim.solver}) != sim:
-            raise CheckpointError(f"checkpoint '{path}' belongs to another scenario; run it "
-                                  "with the scenario stored in it (`emjax run --resume FILE`)")
-        x = f["x"][()]
-        it = int(f.attrs["step"])
-    if x.shape != like.shape or x.dtype != like.dtype:
-        raise CheckpointError(f"checkpoint '{path}': iterate is {x.dtype}{x.shape}, the "
-                              f"scenario needs {like.dtype}{like.shape}")
-    return it, x
-
-
 # ---------------------------------------------------------------- run
 def run(sim, *, progress: bool = False, checkpoint_every: int | None = None,
         checkpoint_path=None, resume=None, **_):
-    """Solve ``sim``; see the module docstring for what the Results hold."""
-    from ..results import MonitorData, Results
+    """Solve ``sim``; see the module docstring for what the Results hold.
 
+    checkpoint_every: write the current iterate every this many iterations to
+    ``checkpoint_path`` (default ``<name>.ckpt.h5``, as the time-domain driver);
+    resume: a checkpoint to warm-start from (its iterations count towards
+    ``solver.max_iter``). SIGINT or SIGTERM stops the solve at the next host round trip
+    (every ``solver.progress_every`` iterations), writes the checkpoint and raises
+    :class:`~emjax.errors.RunInterrupted` with the partial results.
+    """
     check_every(checkpoint_every)
     prep = prepare(sim)
-    start, x0 = 0, None
-    if resume:
-        start, xs = load_checkpoint(sim, resume, prep.b)
-        x0 = jnp.asarray(xs)
     plan = prep.krylov
+    start, x0, history0 = 0, None, np.zeros(0)
+    if resume:
+        start, xs, history0 = load_checkpoint(sim, resume, prep.b)
+        x0 = jnp.asarray(xs)
+    ckpt = Path(checkpoint_path or f"{sim.name}.ckpt.h5")
     chunk = plan.chunk
     if checkpoint_every:
         chunk = int(np.gcd(chunk, int(checkpoint_every)))
     last_ckpt = [start]
     bar = progress_bar(plan.max_iter, progress, unit="it")
     bar.update(start)
+    stop = StopFlag()
 
-    def callback(it, res, x):
+    def callback(it, res, x, history) -> bool:
         bar.update(it - bar.n)
         bar.set_postfix_str(f"residual {res:.3e}")
-        if checkpoint_every and checkpoint_path and it - last_ckpt[0] >= checkpoint_every:
-            save_checkpoint(sim, checkpoint_path, it, x)
+        if (checkpoint_every and it - last_ckpt[0] >= checkpoint_every) or stop.requested:
+            save_checkpoint(sim, ckpt, it, x, np.concatenate([history0, history]))
             last_ckpt[0] = it
+        return stop.requested is not None
 
     t0 = time.perf_counter()
     try:
-        e, kres = solve(prep, chunk=chunk, x0=x0, callback=callback, start_iteration=start)
-        e = e.block_until_ready()
+        with stop:
+            e, kres = solve(prep, chunk=chunk, x0=x0, max_iter=max(plan.max_iter - start, 0),
+                            callback=callback, start_iteration=start)
+            e = e.block_until_ready()
     finally:
         bar.close()
     wall = time.perf_counter() - t0
+    history = np.concatenate([history0, kres.history])
+    it = start + kres.iterations
+    if stop.requested and kres.flag == krylov.RUNNING and it < plan.max_iter:
+        partial = _results(sim, prep, e, kres, history, start, wall, rcs=False,
+                           interrupted_at_iteration=it)
+        raise RunInterrupted(
+            f"FDFD solve stopped by {stop.requested} at iteration {it} of at most "
+            f"{plan.max_iter} (residual {kres.residual:.3e}); checkpoint written to "
+            f"'{ckpt}'. Resume with `emjax run --resume {ckpt}` or run(resume='{ckpt}')",
+            results=partial, checkpoint=ckpt, step=it)
     if kres.flag != krylov.CONVERGED:
         why = "broke down" if kres.flag == krylov.BREAKDOWN else "did not converge"
         msg = (f"FDFD {plan.method} {why}: tol={plan.tol:g} not reached in "
-               f"{kres.iterations} iterations (best residual {kres.residual:.3e}); raise "
+               f"{it} iterations (best residual {kres.residual:.3e}); raise "
                "solver.max_iter, use method='cocg' with symmetrize=true, or thicken the PML")
         if sim.solver.raise_on_failure:
             raise ConvergenceError(msg)
         warnings.warn(msg + "; returning the best iterate", stacklevel=2)
+    return _results(sim, prep, e, kres, history, start, wall, rcs=bool(sim.rcs))
+
+
+def _results(sim, prep: Prepared, e, kres, history, start: int, wall: float, *, rcs: bool,
+             **extra):
+    """Results of a solve: the scattered phasors of ``e`` (the best iterate as E) and H,
+    the solver metadata with the residual ``history`` of every iteration and ``extra``,
+    and the RCS when ``rcs``."""
+    from ..results import MonitorData, Results
+
     e_np = np.asarray(e).astype(np.complex128)
     h_np = scattered_h(prep, e)
     grid = prep.st.grid
@@ -397,19 +388,19 @@ def run(sim, *, progress: bool = False, checkpoint_every: int | None = None,
     md = MonitorData(name="scattered", kind="DFTMonitor", data=data, coords=coords,
                      attrs={"quantity": "scattered field phasors (e^{+j w t})"})
     meta = {
-        "solver": "fdfd", "method": plan.method, "storage": prep.storage,
+        "solver": "fdfd", "method": prep.krylov.method, "storage": prep.storage,
         "preconditioner": prep.preconditioner,
         "precision": sim.precision, "iterations": start + kres.iterations,
         "matvecs": kres.matvecs, "relative_residual": kres.residual,
         "converged": kres.flag == krylov.CONVERGED,
-        "residual_history": kres.history.tolist(), "wall_time_s": wall,
+        "residual_history": history.tolist(), "wall_time_s": wall,
         "setup_time_s": prep.setup_time, "coefficient_bytes": prep.coeff_bytes,
         "grid_shape": list(grid.shape), "warnings": prep.st.warnings, **environment(),
+        **extra,
     }
-    if sim.rcs:
+    if rcs:
         th, se, sh = bistatic_rcs(sim, prep.st, e_np, h_np, sim.rcs_angles)
         meta["rcs_theta_deg"] = th.tolist()
         meta["rcs_E_dBsm"] = (10 * np.log10(se)).tolist()
         meta["rcs_H_dBsm"] = (10 * np.log10(sh)).tolist()
-    return Results(scenario=sim, monitors={"scattered": md}, metadata=json.loads(
-        json.dumps(meta)))
+    return Results(scenario=sim, monitors={"scattered": md}, metadata=meta)
