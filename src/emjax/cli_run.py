@@ -294,7 +294,9 @@ def _run(args: argparse.Namespace) -> int:
     except RunInterrupted as e:
         try:
             _save(e.results, targets.partial, "-o", "the partial results")
-            print(f"{e}\npartial results (steps 0..{e.step}): {targets.partial}",
+            unit = ("iterations" if "interrupted_at_iteration" in e.results.metadata
+                    else "steps")
+            print(f"{e}\npartial results ({unit} 0..{e.step}): {targets.partial}",
                   file=sys.stderr)
         except OutputError as err:  # the checkpoint still holds the run
             print(f"{e}\nemjax run: error: {err}", file=sys.stderr)

@@ -33,7 +33,7 @@ from ..driver.environment import environment
 from ..driver.loop import StopFlag, check_every, progress_bar
 from ..driver.memory import refuse_if_too_large
 from ..driver.precision import needs_x64, require_x64
-from ..errors import ConvergenceError, RunInterrupted, SetupError
+from ..errors import ConvergenceError, EmjaxWarning, RunInterrupted, SetupError
 from . import incident, krylov, operator, precond, setup
 from .checkpoint import load_checkpoint, save_checkpoint
 
@@ -363,7 +363,7 @@ def run(sim, *, progress: bool = False, checkpoint_every: int | None = None,
                "solver.max_iter, use method='cocg' with symmetrize=true, or thicken the PML")
         if sim.solver.raise_on_failure:
             raise ConvergenceError(msg)
-        warnings.warn(msg + "; returning the best iterate", stacklevel=2)
+        warnings.warn(msg + "; returning the best iterate", EmjaxWarning, stacklevel=2)
     return _results(sim, prep, e, kres, history, start, wall, rcs=bool(sim.rcs))
 
 
