@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import SetupError
+from ..errors import MeshError, SetupError
 from . import structured
 from .mesh import TetMesh, compact, mean_edge, read
 
@@ -19,10 +19,7 @@ def build_mesh(spec) -> TetMesh:
     """A TetMesh (not yet renumbered) from a CylinderMesh, BoxMesh, SphereMesh or MeshFile."""
     kind = spec.type
     if kind == "file":
-        mesh = read(spec.path, spec.region_key)
-        if spec.scale != 1.0:
-            mesh = TetMesh(mesh.nodes * spec.scale, mesh.tets, mesh.regions)
-        return mesh
+        return read(spec.path, spec.region_key, spec.scale)
     if getattr(spec, "mesher", "structured") == "gmsh":
         return gmsh_mesh(spec)
     if kind == "cylinder":
@@ -47,7 +44,23 @@ def _gmsh():
 
 
 def _gmsh_once(spec, h: float) -> TetMesh:
+    """One gmsh meshing at characteristic length ``h`` (m); whatever gmsh raises (its
+    Python API raises a bare ``Exception`` with its last error), a mesh without
+    tetrahedra or one :class:`TetMesh` refuses is a :class:`MeshError` naming the shape
+    and the length."""
     gmsh = _gmsh()
+    try:
+        return _gmsh_generate(gmsh, spec, h)
+    except MeshError:
+        raise
+    except Exception as e:  # gmsh's own errors are plain Exception; SetupError: mesh checks
+        raise MeshError(f"gmsh could not mesh the {spec.type} at edge_length "
+                        f"{spec.edge_length:g} m (characteristic length {h:g} m): "
+                        f"{type(e).__name__}: {e}; change edge_length or use "
+                        "mesher = 'structured'") from e
+
+
+def _gmsh_generate(gmsh, spec, h: float) -> TetMesh:
     gmsh.initialize(interruptible=False)
     try:
         gmsh.option.setNumber("General.Terminal", 0)
@@ -71,6 +84,9 @@ def _gmsh_once(spec, h: float) -> TetMesh:
         index[tags.astype(np.int64)] = np.arange(tags.size)
         types, _, conn = gmsh.model.mesh.getElements(dim=3)
         tets = [c.reshape(-1, 4) for t, c in zip(types, conn, strict=True) if t == 4]
+        if not tets:
+            raise MeshError(f"gmsh made no tetrahedra of the {spec.type} at characteristic "
+                            f"length {h:g} m; change edge_length or use mesher = 'structured'")
         tets = index[np.concatenate(tets).astype(np.int64)]
     finally:
         gmsh.finalize()

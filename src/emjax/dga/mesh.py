@@ -19,11 +19,14 @@ memory (random numbering halves throughput, see ARCHITECTURE.md).
 
 from __future__ import annotations
 
+import contextlib
+import io
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
-from ..errors import SetupError
+from ..errors import MeshError, SetupError
 
 LOCAL_EDGES = np.array([(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)], dtype=np.int64)
 """Local edges of a tetrahedron, as pairs of local node indices."""
@@ -211,29 +214,61 @@ def mean_edge(nodes: np.ndarray, tets: np.ndarray) -> float:
     return float(np.linalg.norm(x[:, LOCAL_EDGES[:, 1]] - x[:, LOCAL_EDGES[:, 0]], axis=2).mean())
 
 
-def read(path, region_key: str | None = None) -> TetMesh:
-    """Read any file meshio reads; tags from cell data ``region_key`` (default: the first
-    of 'region', 'gmsh:physical', 'medit:ref', 'cell_tags' present)."""
+def read(path, region_key: str | None = None, scale: float = 1.0) -> TetMesh:
+    """Read any volume mesh file meshio reads, coordinates times ``scale`` (to m); tags
+    from cell data ``region_key`` (default: the first of 'region', 'gmsh:physical',
+    'medit:ref', 'cell_tags' present). Every failure is a :class:`MeshError` naming the
+    file (absolute) and the reason: checked before reading (exists, a regular file, not
+    empty, a known suffix), then meshio's errors, then the mesh checks of :class:`TetMesh`."""
+    from ..model.files import file_problem, mesh_suffix_problem, resolved
+
+    path = resolved(str(path))
+    problem = file_problem(path, "mesh file") or mesh_suffix_problem(path)
+    if problem:
+        raise MeshError(f"{problem}; give the path of a volume mesh file")
+    m = _meshio_read(path)
+    try:
+        blocks = [(k, c) for k, c in enumerate(m.cells) if c.type == "tetra"]
+        if not blocks:
+            kinds = sorted({c.type for c in m.cells})
+            raise MeshError(f"mesh file '{path}' holds no tetrahedra (cells: {kinds}); "
+                            "give a volume mesh")
+        tets = np.concatenate([c.data for _, c in blocks])
+        keys = [region_key] if region_key else ["region", "gmsh:physical", "medit:ref",
+                                                "cell_tags"]
+        regions = None
+        for key in keys:
+            if key in m.cell_data:
+                regions = np.concatenate([np.asarray(m.cell_data[key][k]) for k, _ in blocks])
+                break
+        else:
+            if region_key:
+                raise MeshError(f"mesh file '{path}' has no cell data '{region_key}'; it has "
+                                f"{sorted(m.cell_data)}")
+        with np.errstate(over="ignore"):  # an overflow is refused as non-finite below
+            return compact(np.asarray(m.points, np.float64)[:, :3] * scale, tets, regions)
+    except MeshError:
+        raise
+    except (SetupError, ValueError, TypeError, IndexError) as e:  # checks, odd cell data
+        raise MeshError(f"mesh file '{path}': {e}") from e
+
+
+def _meshio_read(path: Path):
+    """``meshio.read`` with everything it raises, prints or exits with (it calls
+    ``sys.exit(1)`` on some damaged XML) turned into one :class:`MeshError`."""
     import meshio
 
-    m = meshio.read(str(path))
-    blocks = [(k, c) for k, c in enumerate(m.cells) if c.type == "tetra"]
-    if not blocks:
-        kinds = sorted({c.type for c in m.cells})
-        raise SetupError(f"mesh file '{path}' holds no tetrahedra (cells: {kinds}); "
-                         "give a volume mesh")
-    tets = np.concatenate([c.data for _, c in blocks])
-    keys = [region_key] if region_key else ["region", "gmsh:physical", "medit:ref", "cell_tags"]
-    regions = None
-    for key in keys:
-        if key in m.cell_data:
-            regions = np.concatenate([np.asarray(m.cell_data[key][k]) for k, _ in blocks])
-            break
-    else:
-        if region_key:
-            raise SetupError(f"mesh file '{path}' has no cell data '{region_key}'; it has "
-                             f"{sorted(m.cell_data)}")
-    return compact(m.points[:, :3], tets, regions)
+    said = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(said), contextlib.redirect_stderr(said):
+            return meshio.read(str(path))
+    except (Exception, SystemExit) as e:  # any reader failure: bad bytes raise anything
+        printed = " ".join(said.getvalue().replace("Error: ", "").split())
+        reason = f"{type(e).__name__}: {e}" if not isinstance(e, SystemExit) else ""
+        reason = "; ".join(r for r in (printed, reason) if r) or "unreadable"
+        raise MeshError(f"mesh file '{path}' could not be read by meshio ({reason[:500]}); "
+                        "check that it is a complete, uncorrupted volume mesh of the format "
+                        "its suffix names") from None
 
 
 def _check_topology(nodes: np.ndarray, tets: np.ndarray) -> None:

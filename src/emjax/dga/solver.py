@@ -37,6 +37,7 @@ from .complex import OTHERS, Complex, build, hexahedra, local_edge_index
 from .layout import Layout, auto_kernels, make_layout
 from .mass import Operators, assemble
 from .mesh import TetMesh
+from .placement import check_inside, locate, snap_edge
 from .stability import spectral_radius, stable_dt
 
 
@@ -113,6 +114,7 @@ def prepare(sim) -> DGASetup:
     refuse_if_too_large(sim.name, {"mesh and operators (estimate)": need, "total": need})
     mesh = make_mesh(sim)
     cx = build(mesh)
+    check_inside(cx, sim)  # sources and probes, before the power iteration
     eps, mu, sig = materials(sim, mesh)
     ops = assemble(cx, eps, mu, sig)
     dtype = kern.np_dtype(sim.dtype)
@@ -137,45 +139,11 @@ def prepare(sim) -> DGASetup:
                     dtype=dtype, safety=safety)
 
 
-def snap_edge(cx: Complex, pec: np.ndarray, position, direction) -> tuple[int, float]:
-    """(edge, sign): the interior edge near ``position`` best aligned with ``direction``."""
-    x = cx.nodes[cx.edges]
-    mid = x.mean(axis=1)
-    vec = x[:, 1] - x[:, 0]
-    d = np.linalg.norm(mid - np.asarray(position), axis=1)
-    d = np.where(pec, np.inf, d)
-    near = np.nonzero(d <= 1.5 * d.min() + 1e-12)[0]
-    u = np.asarray(direction, float) / np.linalg.norm(direction)
-    cos = vec[near] @ u / np.linalg.norm(vec[near], axis=1)
-    k = int(np.argmax(np.abs(cos)))
-    return int(near[k]), float(np.sign(cos[k]) or 1.0)
-
-
-def locate(cx: Complex, points) -> tuple[np.ndarray, np.ndarray]:
-    """(tet, local node of the Omega_r holding the point) for each point."""
-    x = cx.nodes[cx.tets]
-    T = np.stack([x[:, 1] - x[:, 0], x[:, 2] - x[:, 0], x[:, 3] - x[:, 0]], axis=2)
-    Tinv = np.linalg.inv(T)
-    tets, loc = [], []
-    for p in np.atleast_2d(points):
-        lam = np.einsum("tij,tj->ti", Tinv, p - x[:, 0])
-        bary = np.concatenate([1 - lam.sum(axis=1, keepdims=True), lam], axis=1)
-        worst = bary.min(axis=1)
-        t = int(np.argmax(worst))
-        if worst[t] < -1e-9:
-            lo, hi = cx.nodes.min(axis=0), cx.nodes.max(axis=0)
-            raise SetupError(f"point {tuple(float(v) for v in p)} m lies outside the mesh "
-                             f"(bounding box {lo.tolist()} .. {hi.tolist()} m); move it inside")
-        tets.append(t)
-        loc.append(int(np.argmax(bary[t])))
-    return np.array(tets), np.array(loc)
-
-
-def probe_arrays(ops: Operators, lay: Layout, points, dtype) -> dict:
+def probe_arrays(ops: Operators, lay: Layout, points, dtype, what: str = "point") -> dict:
     """Indices (in the layout's u and flat f) and 3x3 reconstruction matrices of e and
-    h at ``points``."""
+    h at ``points`` (``what`` names them in a refusal)."""
     cx = ops.cx
-    t, i = locate(cx, points)
+    t, i = locate(cx, points, what)
     a, at = hexahedra(cx)
     LE = local_edge_index()
     ue, fh = [], []
@@ -206,7 +174,8 @@ class DGASolver:
         cur = [k for k, src in enumerate(sim.sources) if src.kind == "current"]
         soft = [k for k, src in enumerate(sim.sources) if src.kind == "soft"]
         self._cur, self._soft = cur, soft
-        snapped = [snap_edge(s.cx, ops.pec, src.position, src.direction) for src in sim.sources]
+        snapped = [snap_edge(s.cx, ops.pec, src.position, src.direction, f"sources[{k}] at")
+                   for k, src in enumerate(sim.sources)]
         self.source_edges = snapped
         lay = s.layout
         K = (kernel_arrays(ops, lay, s.dt, s.dtype) if sim.formulation == "dense"
@@ -224,7 +193,8 @@ class DGASolver:
         self._amp = np.array([snapped[k][1] * src.amplitude for k, src in enumerate(sim.sources)])
         self._waves = [src.waveform.sampler() for src in sim.sources]
         consts = {"K": K,
-                  "probes": [probe_arrays(ops, lay, p.positions, s.dtype) for p in sim.probes]}
+                  "probes": [probe_arrays(ops, lay, p.positions, s.dtype,
+                                          f"probes '{p.name}': point") for p in sim.probes]}
         if sim.energy:
             consts["E"] = energy_arrays(ops, s.dtype)
         if sim.snapshots:

@@ -12,9 +12,10 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from .base import EmModel, Name, Vec3
+from .files import scenario_file
 from .media import Medium
 from .monitors import EnergyMonitor, Probe
 from .scenario import MAX_STEPS, _Scenario
@@ -87,9 +88,16 @@ class MeshFile(EmModel):
     """A volume mesh file read by meshio (.msh, .vtu, .xdmf, .mesh, ...)."""
 
     type: Literal["file"] = "file"
-    path: str = Field(..., min_length=1, description="File path.")
+    path: str = Field(..., min_length=1, description="File path; relative to the scenario "
+                      "file's folder when loaded from a file (stored absolute), else to the "
+                      "working directory.")
     region_key: str | None = Field(None, description="Cell data holding region tags.")
     scale: float = Field(1.0, gt=0, description="Factor taking file units to m.")
+
+    @field_validator("path")
+    @classmethod
+    def _file(cls, v: str, info: ValidationInfo) -> str:
+        return scenario_file(v, info, "mesh file", mesh=True)
 
 
 MeshSpec = Annotated[CylinderMesh | BoxMesh | SphereMesh | MeshFile, Field(discriminator="type")]

@@ -7,14 +7,14 @@ other (rasterization passes 1D axes shaped for broadcasting) and return booleans
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Annotated, Literal
 
 import numpy as np
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from ..errors import SetupError
 from .base import AXES, EmModel, Vec3
+from .files import file_problem, resolved, scenario_file
 from .media import AnyMedium
 
 _AXIS_VECTORS = {"x": (1.0, 0.0, 0.0), "y": (0.0, 1.0, 0.0), "z": (0.0, 0.0, 1.0)}
@@ -127,8 +127,15 @@ class Voxels(EmModel):
     labels: list[list[list[Label]]] | None = Field(
         None, description="Label array indexed [i][j][k] (x fastest-varying last), 0..2**31-1."
     )
-    file: str | None = Field(None, description="Path of a .npy file holding the label array.")
+    file: str | None = Field(None, description="Path of a .npy file holding the label array; "
+                             "relative to the scenario file's folder when loaded from a file "
+                             "(stored absolute), else to the working directory.")
     media: dict[Label, AnyMedium] = Field(..., description="Label -> medium map.")
+
+    @field_validator("file")
+    @classmethod
+    def _file(cls, v: str | None, info: ValidationInfo) -> str | None:
+        return None if v is None else scenario_file(v, info, "Voxels.file")
 
     @field_validator("spacing")
     @classmethod
@@ -162,15 +169,18 @@ class Voxels(EmModel):
         """The labels as an int32 array of shape (ni, nj, nk)."""
         if self.labels is not None:
             return np.asarray(self.labels, dtype=np.int32)
-        path = Path(self.file)
-        if not path.is_file():
-            raise SetupError(f"Voxels.file '{path}' does not exist; give the path of a .npy "
-                             "file of integer labels")
+        path = resolved(self.file)
+        problem = file_problem(path, "Voxels.file")
+        if problem:
+            raise SetupError(f"{problem}; give the path of a .npy file of integer labels")
         try:
             arr = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as e:
+        except (OSError, ValueError, EOFError) as e:  # EOFError: a truncated file
             raise SetupError(f"Voxels.file '{path}' is not a readable .npy file ({e}); save "
                              "the labels with np.save") from e
+        if not isinstance(arr, np.ndarray):  # an .npz archive
+            raise SetupError(f"Voxels.file '{path}' is an .npz archive, not one array; save "
+                             "the labels with np.save (.npy)")
         if arr.ndim != 3 or min(arr.shape) < 1 or not np.issubdtype(arr.dtype, np.integer):
             raise SetupError(
                 f"Voxels.file '{path}': need a non-empty 3D integer array, got {arr.dtype} of "
