@@ -48,7 +48,9 @@ def format_validation_error(err: ValidationError) -> str:
             loc += f"[{p}]" if isinstance(p, int) else (f".{p}" if loc else str(p))
         parts.append(f"{loc}: {e['msg']}" if loc else str(e["msg"]))
     n = len(parts)
-    return f"{n} problem{'s' if n != 1 else ''} in {err.title}: " + "; ".join(parts)
+    # a union's title spells out pydantic's whole validator tree: say "the scenario"
+    title = "the scenario" if "[" in err.title else err.title
+    return f"{n} problem{'s' if n != 1 else ''} in {title}: " + "; ".join(parts)
 
 
 def resolve_scenario(spec: str | None) -> tuple[Any, str]:
