@@ -104,3 +104,24 @@ def test_rcs_and_errors():
         nf2ff.far_field(pts, nrm[:-1], w, pts, pts, F, 0.0, 0.0)
     with pytest.raises(ValueError, match="frequency"):
         nf2ff.far_field(pts, nrm, w, pts, pts, 0.0, 0.0, 0.0)
+
+
+def test_radiation_integrals_separable_planes_equal_the_direct_sum():
+    """Faces of a box on a grid (summed separably), a plane with a hole and scattered
+    points (summed directly) give the direct sum to rounding."""
+    rng = np.random.default_rng(3)
+    u = np.linspace(-0.3, 0.4, 23)
+    v = np.linspace(-0.2, 0.25, 17)
+    U, V = (a.ravel() for a in np.meshgrid(u, v, indexing="ij"))
+    face_z = np.stack([U, V, np.full_like(U, 0.5)], axis=1)
+    face_x = np.stack([np.full_like(U, -0.35), U, V], axis=1)
+    holed = np.stack([U, np.full_like(U, 0.1), V], axis=1)[5:]  # not a full tensor grid
+    stray = rng.uniform(-0.5, 0.5, (40, 3))
+    points = np.concatenate([face_z, face_x, holed, stray])
+    currents = rng.normal(size=(len(points), 6)) + 1j * rng.normal(size=(len(points), 6))
+    th, ph = np.meshgrid(np.linspace(0, np.pi, 13), np.linspace(0, 2 * np.pi, 7))
+    r_hat, _, _ = nf2ff._unit_vectors(th.ravel(), ph.ravel())
+    k = 2 * np.pi * 1.3e9 / 299792458.0
+    got = nf2ff.radiation_integrals(points, currents, k, r_hat)
+    want = np.exp(1j * k * r_hat @ points.T) @ currents
+    assert np.max(np.abs(got - want)) <= 1e-12 * np.max(np.abs(want))

@@ -82,16 +82,7 @@ def far_field(points, normals, weights, E, H, frequency, theta, phi, *, eps_r=1.
     M = -np.cross(normals, E) * weights[:, None]
     JM = np.concatenate([J, M], axis=1)  # (P, 6)
     r_hat, t_hat, p_hat = _unit_vectors(th, ph)
-    A = th.size
-    NL = np.zeros((A, 6), np.complex128)
-    step_a = max(1, _CHUNK // max(P, 1))
-    step_p = max(1, _CHUNK // max(min(A, step_a), 1))
-    for a0 in range(0, A, step_a):
-        a1 = min(a0 + step_a, A)
-        for p0 in range(0, P, step_p):
-            p1 = min(p0 + step_p, P)
-            phase = np.exp(1j * k * (points[p0:p1] @ r_hat[a0:a1].T))  # (p, a)
-            NL[a0:a1] += phase.T @ JM[p0:p1]
+    NL = radiation_integrals(points, JM, k, r_hat)
     N, L = NL[:, :3], NL[:, 3:]
     N_t, N_p = np.sum(N * t_hat, -1), np.sum(N * p_hat, -1)
     L_t, L_p = np.sum(L * t_hat, -1), np.sum(L * p_hat, -1)
@@ -100,15 +91,78 @@ def far_field(points, normals, weights, E, H, frequency, theta, phi, *, eps_r=1.
     return E_theta.reshape(shape), E_phi.reshape(shape)
 
 
+def radiation_integrals(points, currents, k: float, r_hat) -> np.ndarray:
+    """``sum_p currents_p exp(+j k r_hat . r_p)``: (A, C) for points (P, 3) m, currents
+    (P, C) and directions r_hat (A, 3).
+
+    Samples that fill a plane's tensor grid (a face of a Huygens box on the Yee grid:
+    every pair of its two in-plane coordinates present once) are summed separably,
+    exp(j k (u a_u + v a_v + w a_w)) = e_u e_v e_w: a matrix product over u, then a
+    sum over v, with (n_u + n_v + 1) exponentials per direction instead of n_u n_v.
+    Any other sample is summed directly.
+    """
+    P, C = currents.shape
+    A = r_hat.shape[0]
+    out = np.zeros((A, C), np.complex128)
+    left = np.ones(P, bool)
+    for w_ax in range(3):
+        values, counts = np.unique(points[left, w_ax], return_counts=True)
+        # a face holds many more samples than the rows other faces cross it with
+        for w in values[counts >= max(16, counts.max(initial=0) // 4)]:
+            group = np.flatnonzero(left & (points[:, w_ax] == w))
+            if _plane_sum(points[group], currents[group], k, r_hat, w_ax, out):
+                left[group] = False
+    rest = np.flatnonzero(left)
+    step_a = max(1, _CHUNK // max(rest.size, 1))
+    step_p = max(1, _CHUNK // max(min(A, step_a), 1))
+    for a0 in range(0, A, step_a):
+        a1 = min(a0 + step_a, A)
+        for p0 in range(0, rest.size, step_p):
+            idx = rest[p0:p0 + step_p]
+            phase = np.exp(1j * k * (points[idx] @ r_hat[a0:a1].T))  # (p, a)
+            out[a0:a1] += phase.T @ currents[idx]
+    return out
+
+
+def _plane_sum(pts, cur, k: float, r_hat, w_ax: int, out: np.ndarray) -> bool:
+    """Add the separable sum of samples on the plane normal to ``w_ax`` to ``out``;
+    False (nothing added) when they do not fill a tensor grid."""
+    u_ax, v_ax = [a for a in range(3) if a != w_ax]
+    uu, iu = np.unique(pts[:, u_ax], return_inverse=True)
+    vv, iv = np.unique(pts[:, v_ax], return_inverse=True)
+    if uu.size * vv.size != len(pts):
+        return False
+    C = cur.shape[1]
+    grid = np.zeros((uu.size, vv.size, C), np.complex128)
+    filled = np.zeros((uu.size, vv.size), bool)
+    grid[iu, iv] = cur
+    filled[iu, iv] = True
+    if not filled.all():  # a repeated (u, v) pair leaves another one empty
+        return False
+    w = pts[0, w_ax]
+    step = max(1, _CHUNK // max(vv.size * C, 1))
+    for a0 in range(0, r_hat.shape[0], step):
+        r = r_hat[a0:a0 + step]
+        e_u = np.exp(1j * k * r[:, u_ax, None] * uu[None, :])  # (a, n_u)
+        e_v = np.exp(1j * k * r[:, v_ax, None] * vv[None, :])  # (a, n_v)
+        e_w = np.exp(1j * k * r[:, w_ax] * w)  # (a,)
+        partial = (e_u @ grid.reshape(uu.size, -1)).reshape(len(r), vv.size, C)
+        out[a0:a0 + step] += np.einsum("avc,av->ac", partial, e_v) * e_w[:, None]
+    return True
+
+
 def rcs(E_theta, E_phi, incident_amplitude):
     """Bistatic radar cross section in m^2: ``4 pi (|E_theta|^2 + |E_phi|^2) / |E_inc|^2``.
 
     E_theta, E_phi: scattered far field times ``r e^{jkr}`` (from :func:`far_field`);
     incident_amplitude: the incident plane wave's complex amplitude in the same
     units without the metre (V/m for phasors, V/m*s for spectra), broadcastable.
+    NaN where the incident amplitude is zero (a run too short for the wave to arrive).
     """
     num = np.abs(np.asarray(E_theta)) ** 2 + np.abs(np.asarray(E_phi)) ** 2
-    return 4 * math.pi * num / np.abs(np.asarray(incident_amplitude)) ** 2
+    inc = np.abs(np.asarray(incident_amplitude)) ** 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(inc > 0, 4 * math.pi * num / np.where(inc > 0, inc, 1.0), np.nan)
 
 
 def to_db(x, floor: float = 1e-30):
@@ -154,5 +208,5 @@ def surface_power(normals, weights, E, H):
     return float(0.5 * np.real(np.sum(np.sum(S * np.asarray(normals), -1) * weights)))
 
 
-__all__ = ["directivity", "far_field", "radiated_power", "rcs", "sphere_quadrature",
-           "surface_power", "to_db"]
+__all__ = ["directivity", "far_field", "radiated_power", "radiation_integrals", "rcs",
+           "sphere_quadrature", "surface_power", "to_db"]
