@@ -312,12 +312,50 @@ class DGASolver:
         """A chunk's host outputs in the record's structure (frames taken only)."""
         return frames_taken(ys, [m.interval for m in self.sim.snapshots], step0, length)
 
-    def instability(self, state, step0: int, length: int) -> InstabilityError:
+    @property
+    def stability_hint(self) -> str:
         s = self.setup
-        return InstabilityError(
-            f"the DGATD run went unstable between steps {step0} and {step0 + length} "
-            f"(dt = {s.dt:.4g} s, safety {s.safety}); lower 'safety' or check the "
-            "mesh quality and media", step=step0 + length, field="u/f", index=())
+        return (f"lower 'safety' (now {s.safety}, dt = {s.dt:.4g} s) or check the mesh "
+                "quality and the media")
+
+    def instability(self, state, step0: int, length: int) -> InstabilityError:
+        """Where the fields went non-finite: u (edges) or f (dual edges), first index."""
+        for name, a in (("u", state.u), *((f"f[{i}]", x) for i, x in
+                                          enumerate(jax.tree_util.tree_leaves(state.f)))):
+            bad = ~np.isfinite(np.asarray(a))
+            if bad.any():
+                where = tuple(int(i) for i in np.argwhere(bad)[0])
+                return InstabilityError(f"{name} is not finite at index {where}",
+                                        step=step0 + length, field=name, index=where)
+        return InstabilityError("the fields are not finite", step=step0 + length)
+
+    # The NaN guard's view of the run (emjax.driver.guard).
+    def fields(self, state) -> tuple:
+        """The arrays whose largest magnitude the guard follows: u and f."""
+        return (state.u, state.f)
+
+    def accumulators(self, state) -> dict:
+        """No DGATD monitor carries data in the state."""
+        del state
+        return {}
+
+    def monitor_labels(self) -> dict[str, list[str]]:
+        """``probes[i] 'name'``, ``energy[i] 'name'``, ``snapshots[i] 'name'``."""
+        from ..driver.guard import label
+
+        sim = self.sim
+        of = lambda group, ms: [label(group, [m.name for m in ms], m.name)  # noqa: E731
+                                for m in ms]
+        return {"probe": of("probes", sim.probes), "energy": of("energy", sim.energy),
+                "snap": of("snapshots", sim.snapshots)}
+
+    def drive(self, step0: int, length: int) -> np.ndarray:
+        """The largest |source sample| of each step (A for currents, V for soft
+        sources), float64, shape (length,)."""
+        s = self.setup
+        t = (np.arange(step0, step0 + length, dtype=np.float64) + 0.5) * s.dt
+        cols = [np.abs(g(t) * a) for g, a in zip(self._waves, self._amp, strict=True)]
+        return np.max(np.stack(cols, axis=1), axis=1) if cols else np.zeros(length)
 
     def metadata(self, steps: int, wall: float, compile_s: float, rate: float) -> dict:
         s = self.setup
