@@ -4,8 +4,8 @@
 ``prepare()`` call :func:`run`, :func:`estimate` and :func:`prepare` here, which
 validate the scenario again (:func:`validated`) and look its solver up by the
 scenario's class name; the built-in solver packages (:data:`PACKAGES`) register their
-entry points when they are imported, which the first look-up does. Entry points are ``"module:function"`` strings, imported
-on first call, so that registering costs nothing.
+entry points when they are imported, which the first look-up does. Entry points are
+``"module:function"`` strings, imported on first call, so that registering costs nothing.
 """
 
 from __future__ import annotations

@@ -315,47 +315,39 @@ class DGASolver:
     @property
     def stability_hint(self) -> str:
         s = self.setup
-        return (f"lower 'safety' (now {s.safety}, dt = {s.dt:.4g} s) or check the mesh "
-                "quality and the media")
+        return f"lower 'safety' (now {s.safety}, dt = {s.dt:.4g} s) or check the mesh and media"
 
     def instability(self, state, step0: int, length: int) -> InstabilityError:
         """Where the fields went non-finite: u (edges) or f (dual edges), first index."""
-        for name, a in (("u", state.u), *((f"f[{i}]", x) for i, x in
-                                          enumerate(jax.tree_util.tree_leaves(state.f)))):
+        for k, a in enumerate(jax.tree_util.tree_leaves((state.u, state.f))):
             bad = ~np.isfinite(np.asarray(a))
             if bad.any():
-                where = tuple(int(i) for i in np.argwhere(bad)[0])
+                name = "u" if k == 0 else f"f[{k - 1}]"
+                where = tuple(np.argwhere(bad)[0].tolist())
                 return InstabilityError(f"{name} is not finite at index {where}",
                                         step=step0 + length, field=name, index=where)
         return InstabilityError("the fields are not finite", step=step0 + length)
 
-    # The NaN guard's view of the run (emjax.driver.guard).
+    # The NaN guard's view of the run (emjax.driver.guard); no monitor rides in the state.
     def fields(self, state) -> tuple:
-        """The arrays whose largest magnitude the guard follows: u and f."""
         return (state.u, state.f)
 
     def accumulators(self, state) -> dict:
-        """No DGATD monitor carries data in the state."""
-        del state
         return {}
 
     def monitor_labels(self) -> dict[str, list[str]]:
         """``probes[i] 'name'``, ``energy[i] 'name'``, ``snapshots[i] 'name'``."""
         from ..driver.guard import label
 
-        sim = self.sim
-        of = lambda group, ms: [label(group, [m.name for m in ms], m.name)  # noqa: E731
-                                for m in ms]
-        return {"probe": of("probes", sim.probes), "energy": of("energy", sim.energy),
-                "snap": of("snapshots", sim.snapshots)}
+        return {key: [label(group, i, m.name) for i, m in enumerate(getattr(self.sim, group))]
+                for key, group in (("probe", "probes"), ("energy", "energy"),
+                                   ("snap", "snapshots"))}
 
     def drive(self, step0: int, length: int) -> np.ndarray:
-        """The largest |source sample| of each step (A for currents, V for soft
-        sources), float64, shape (length,)."""
-        s = self.setup
-        t = (np.arange(step0, step0 + length, dtype=np.float64) + 0.5) * s.dt
+        """The largest |source sample| (A or V) of each step, float64, shape (length,)."""
+        t = (np.arange(step0, step0 + length, dtype=np.float64) + 0.5) * self.setup.dt
         cols = [np.abs(g(t) * a) for g, a in zip(self._waves, self._amp, strict=True)]
-        return np.max(np.stack(cols, axis=1), axis=1) if cols else np.zeros(length)
+        return np.max(cols, axis=0) if cols else np.zeros(length)
 
     def metadata(self, steps: int, wall: float, compile_s: float, rate: float) -> dict:
         s = self.setup

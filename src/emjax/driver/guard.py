@@ -63,9 +63,9 @@ def peaks(fields, monitors):
     return [_magnitude(F) for F in leaves(fields)], [_magnitude(a) for a in leaves(monitors)]
 
 
-def label(group: str, names: list[str], name: str) -> str:
-    """``group[i] 'name'``: how messages name a monitor (``monitors[2] 'w'``)."""
-    return f"{group}[{names.index(name)}] '{name}'"
+def label(group: str, index: int, name: str) -> str:
+    """``group[index] 'name'``: how messages name a monitor (``monitors[2] 'w'``)."""
+    return f"{group}[{index}] '{name}'"
 
 
 class Guard:
@@ -80,7 +80,7 @@ class Guard:
         self.peaks: list[float] = []
 
     def measure(self, state, ys):
-        """Dispatch the chunk's reduction (asynchronously; fetch with the ``finite`` flag)."""
+        """Dispatch the chunk's reduction (asynchronously: fetching it waits for the chunk)."""
         return peaks(self.solver.fields(state), (ys, self.solver.accumulators(state)))
 
     def check(self, state, ys, step0: int, length: int, measured) -> None:
@@ -97,8 +97,7 @@ class Guard:
 
     def check_resumed(self, state, record) -> None:
         """Refuse a resumed state or record holding non-finite values, before any step."""
-        field_peaks, monitor_peaks = jax.device_get(
-            peaks(self.solver.fields(state), self.solver.accumulators(state)))
+        field_peaks, _ = jax.device_get(peaks(self.solver.fields(state), ()))
         finite = np.isfinite(np.asarray(field_peaks, np.float64)).all()
         bad = _non_finite({**record, **jax.device_get(self.solver.accumulators(state))},
                           self.solver.monitor_labels(), None, 0)
@@ -132,7 +131,7 @@ class Guard:
         kw = {"step": end, "field": where.field if where else "",
               "index": where.index if where else (), "monitor": monitor}
         if self.resumed is not None and step0 == self.start:
-            what = where.args[0] if where else f"{monitor} holds non-finite values"
+            what = where.args[0] if where else f"{monitor or 'a monitor'} holds non-finite values"
             return InstabilityError(
                 f"non-finite values right after resuming from checkpoint '{self.resumed}' "
                 f"({span}): {what}{others}. The checkpoint may be corrupted: rerun from the "

@@ -235,7 +235,8 @@ class FDTDSolver:
 
         s = self.setup
         names = [m.name for m in self.sim.monitors]
-        of = lambda group: [label("monitors", names, m[0].name) for m in group]  # noqa: E731
+        of = lambda group: [label("monitors", names.index(m[0].name), m[0].name)  # noqa: E731
+                            for m in group]
         return {"probe": of(s.probes), "energy": of([(m,) for m in s.energy]),
                 "snap": of(s.snapshots), "dft": of(s.dfts), "n2f": of(s.n2f)}
 
