@@ -16,16 +16,33 @@ class SetupError(EmjaxError, ValueError):
 
 
 class InstabilityError(EmjaxError, FloatingPointError):
-    """A time-domain run produced non-finite fields.
+    """A run produced non-finite values (inf/NaN) in its fields or a monitor.
 
-    Attributes hold the step range, the field component and the grid index.
+    Attributes: ``step`` (the end of the chunk where it was found; None where there are no
+    steps), ``field`` (the first non-finite field component, "" if the fields stayed
+    finite), ``index`` (its grid index, or ()), ``monitor`` (the label of the first
+    non-finite monitor, e.g. "monitors[2] 'w'", or None) and ``cause``, the likely cause:
+
+    * "instability": the fields grew without bound (time step, media, PML);
+    * "overflow": a value left its floating-point range while the fields stayed
+      bounded (a huge source amplitude in float32, say);
+    * "checkpoint": non-finite values right after resuming (a corrupted checkpoint);
+    * "result": a solver returned non-finite monitor data (e.g. FDFD's solution).
     """
 
-    def __init__(self, message: str, *, step: int, field: str, index: tuple[int, ...]):
+    CAUSES = ("instability", "overflow", "checkpoint", "result")
+
+    def __init__(self, message: str, *, step: int | None = None, field: str = "",
+                 index: tuple[int, ...] = (), cause: str = "instability",
+                 monitor: str | None = None):
+        if cause not in self.CAUSES:
+            raise ValueError(f"cause {cause!r} is not one of {self.CAUSES}")
         super().__init__(message)
         self.step = step
         self.field = field
         self.index = index
+        self.cause = cause
+        self.monitor = monitor
 
 
 class ResourceError(EmjaxError, MemoryError):

@@ -313,6 +313,18 @@ class Results:
         """The scenario as JSON text ('' when there is none)."""
         return "" if self.scenario is None else self.scenario.to_json()
 
+    def non_finite(self) -> list[tuple[str, str, int, int]]:
+        """(monitor, component, non-finite count, size) of every data array holding
+        inf or NaN; [] for results that are finite throughout."""
+        out = []
+        for name, md in self.monitors.items():
+            for comp, a in md.data.items():
+                if a.dtype.kind in "fc":
+                    count = int(np.count_nonzero(~np.isfinite(a)))
+                    if count:
+                        out.append((name, comp, count, int(a.size)))
+        return out
+
     # ---------------------------------------------------------------- I/O
     def save(self, path: str | Path, *, compression: str | None = None,
              overwrite: bool = False) -> Path:

@@ -285,12 +285,42 @@ class DGASolver:
         """A chunk's host outputs in the record's structure (frames taken only)."""
         return frames_taken(ys, [m.interval for m in self.sim.snapshots], step0, length)
 
-    def instability(self, state, step0: int, length: int) -> InstabilityError:
+    @property
+    def stability_hint(self) -> str:
         s = self.setup
-        return InstabilityError(
-            f"the DGATD run went unstable between steps {step0} and {step0 + length} "
-            f"(dt = {s.dt:.4g} s, safety {s.safety}); lower 'safety' or check the "
-            "mesh quality and media", step=step0 + length, field="u/f", index=())
+        return f"lower 'safety' (now {s.safety}, dt = {s.dt:.4g} s) or check the mesh and media"
+
+    def instability(self, state, step0: int, length: int) -> InstabilityError:
+        """Where the fields went non-finite: u (edges) or f (dual edges), first index."""
+        for k, a in enumerate(jax.tree_util.tree_leaves((state.u, state.f))):
+            bad = ~np.isfinite(np.asarray(a))
+            if bad.any():
+                name = "u" if k == 0 else f"f[{k - 1}]"
+                where = tuple(np.argwhere(bad)[0].tolist())
+                return InstabilityError(f"{name} is not finite at index {where}",
+                                        step=step0 + length, field=name, index=where)
+        return InstabilityError("the fields are not finite", step=step0 + length)
+
+    # The NaN guard's view of the run (emjax.driver.guard); no monitor rides in the state.
+    def fields(self, state) -> tuple:
+        return (state.u, state.f)
+
+    def accumulators(self, state) -> dict:
+        return {}
+
+    def monitor_labels(self) -> dict[str, list[str]]:
+        """``probes[i] 'name'``, ``energy[i] 'name'``, ``snapshots[i] 'name'``."""
+        from ..driver.guard import label
+
+        return {key: [label(group, i, m.name) for i, m in enumerate(getattr(self.sim, group))]
+                for key, group in (("probe", "probes"), ("energy", "energy"),
+                                   ("snap", "snapshots"))}
+
+    def drive(self, step0: int, length: int) -> np.ndarray:
+        """The largest |source sample| (A or V) of each step, float64, shape (length,)."""
+        t = (np.arange(step0, step0 + length, dtype=np.float64) + 0.5) * self.setup.dt
+        cols = [np.abs(g(t) * a) for g, a in zip(self._waves, self._amp, strict=True)]
+        return np.max(cols, axis=0) if cols else np.zeros(length)
 
     def metadata(self, steps: int, wall: float, compile_s: float, rate: float) -> dict:
         s = self.setup

@@ -5,7 +5,9 @@ one jitted call per chunk of ``lax.scan`` steps (state donated, probe samples an
 energies as the scan's outputs), and the functions that turn what came back into
 results. The driver owns the rest, once for all solvers: the chunk plan (chunks end
 on every checkpoint step), the progress bar and its rate, the compile-time split, the
-NaN guard, SIGINT/SIGTERM (stop at the next chunk end, write a checkpoint, raise
+NaN guard of the fields and of every monitor (:mod:`emjax.driver.guard`: one small
+reduction per chunk; the error names the monitor, the steps and the likely cause),
+SIGINT/SIGTERM (stop at the next chunk end, write a checkpoint, raise
 :class:`~emjax.errors.RunInterrupted` with the partial results), periodic atomic
 checkpoints and bitwise-exact resume.
 
@@ -27,6 +29,7 @@ import numpy as np
 
 from ..errors import InstabilityError, RunInterrupted, SetupError
 from .checkpoint import load_checkpoint, save_checkpoint
+from .guard import Guard
 
 
 class Stepper(Protocol):
@@ -34,13 +37,19 @@ class Stepper(Protocol):
 
     ``sim``: the scenario (its ``name``, ``to_json``); ``setup.steps``: the run's
     steps; ``chunk``: the chunk length asked for; ``rate_unit``: (work per step,
-    label) for the progress bar, e.g. (cells, "Mcells/s").
+    label) for the progress bar, e.g. (cells, "Mcells/s"); ``stability_hint``: what
+    to change when the fields grow without bound. The NaN guard
+    (:mod:`emjax.driver.guard`) reads ``fields``, ``accumulators`` (carried monitor
+    data in the record's layout, ``{"dft": [per monitor], ...}``), ``monitor_labels``
+    (``{record key: [label per monitor]}``) and ``drive`` (the largest |source sample|
+    of each step, float64, in field units where the solver has them).
     """
 
     sim: Any
     setup: Any
     chunk: int
     rate_unit: tuple[int, str]
+    stability_hint: str
 
     def init_state(self) -> Any: ...
     def empty_record(self) -> Any: ...
@@ -51,6 +60,10 @@ class Stepper(Protocol):
     def collect(self, state: Any, record: Any, steps: int) -> dict: ...
     def metadata(self, steps: int, wall: float, compile_s: float, rate: float) -> dict: ...
     def place(self, state: Any) -> Any: ...
+    def fields(self, state: Any) -> Any: ...
+    def accumulators(self, state: Any) -> dict: ...
+    def monitor_labels(self) -> dict[str, list[str]]: ...
+    def drive(self, step0: int, length: int) -> np.ndarray: ...
 
 
 def run(solver: Stepper, *, progress: bool = True, checkpoint_every: int | None = None,
@@ -67,8 +80,11 @@ def run(solver: Stepper, *, progress: bool = True, checkpoint_every: int | None 
     if resume is not None:
         step, state, record = load_checkpoint(solver, resume)
         state = solver.place(state)
+        guard = Guard(solver, step, resume)
+        guard.check_resumed(state, record)
     else:
         step, state, record = 0, solver.init_state(), solver.empty_record()
+        guard = Guard(solver)
     pieces = _Pieces(record)
     work, unit = solver.rate_unit
     clock = _Clock()
@@ -80,11 +96,12 @@ def run(solver: Stepper, *, progress: bool = True, checkpoint_every: int | None 
             for length in chunk_plan(step, total, solver.chunk, checkpoint_every):
                 t0 = time.perf_counter()
                 new = not solver.compiled(length)
-                state, ys, finite = solver.advance(state, step, length)
-                if not bool(finite):
-                    raise solver.instability(state, step, length)
+                state, ys, _ = solver.advance(state, step, length)
+                measured = jax.device_get(guard.measure(state, ys))
                 clock.add(time.perf_counter() - t0, length, compiling=new)
-                pieces.add(solver.record_pieces(jax.device_get(ys), step, length))
+                ys = jax.device_get(ys)
+                guard.check(state, ys, step, length, measured)
+                pieces.add(solver.record_pieces(ys, step, length))
                 step += length
                 bar.update(length)
                 if clock.steps:

@@ -213,8 +213,42 @@ class FDTDSolver:
         """A chunk's host outputs in the record's structure (frames taken only)."""
         return frames_taken(ys, [m.interval for m, _ in self.setup.snapshots], step0, length)
 
+    stability_hint = ("lower the Courant factor ('courant') or check the media (lossy and "
+                      "dispersive parameters), the PML and the sources")
+
     def instability(self, state, step0: int, length: int) -> InstabilityError:
         return instability(state, step0, length, self.names)
+
+    # The NaN guard's view of the run (emjax.driver.guard).
+    def fields(self, state) -> tuple:
+        """The arrays whose largest magnitude the guard follows: the E components."""
+        return tuple(state.E)
+
+    def accumulators(self, state) -> dict:
+        """The monitor data carried in the state, per record key and monitor."""
+        return {"dft": state.dft,
+                "n2f": [[a, inc] for a, inc in zip(state.n2f, state.n2f_inc, strict=True)]}
+
+    def monitor_labels(self) -> dict[str, list[str]]:
+        """``monitors[i] 'name'`` of each monitor, in the record's and state's layout."""
+        from ..driver.guard import label
+
+        s = self.setup
+        names = [m.name for m in self.sim.monitors]
+        of = lambda group: [label("monitors", names.index(m[0].name), m[0].name)  # noqa: E731
+                            for m in group]
+        return {"probe": of(s.probes), "energy": of([(m,) for m in s.energy]),
+                "snap": of(s.snapshots), "dft": of(s.dfts), "n2f": of(s.n2f)}
+
+    def drive(self, step0: int, length: int) -> np.ndarray:
+        """The largest |source sample| of each step (V/m, the field increments of point
+        sources and the plane waves' amplitudes), float64, shape (length,)."""
+        s = self.setup
+        n = np.arange(step0, step0 + length, dtype=np.float64)
+        cols = [np.abs(waveform_samples(s.sources, (n + 0.5) * s.dt, np.float64))]
+        cols += [np.abs(pw.amplitude * pw.waveform((n + 1) * s.dt))[:, None]
+                 for pw, _ in s.planewaves]
+        return np.max(np.concatenate(cols, axis=1), axis=1, initial=0.0)
 
     def collect(self, state, record, steps: int) -> dict:
         """MonitorData of every monitor after ``steps`` steps."""
@@ -329,8 +363,9 @@ def _energy(E, H_old, H_new, w):
 
 
 def instability(state, step0: int, length: int, names=COMPONENTS) -> InstabilityError:
-    """The error of a chunk whose fields went non-finite: the first bad component, its
-    first non-finite grid index and where the largest finite value sits."""
+    """Where a chunk's fields went non-finite: the first bad component, its first
+    non-finite grid index and where the largest finite value sits (the driver's guard
+    adds the step range and the likely cause)."""
     for name, F in zip(names, (*state.E, *state.H), strict=True):
         a = np.asarray(F)
         bad = ~np.isfinite(a)
@@ -339,15 +374,9 @@ def instability(state, step0: int, length: int, names=COMPONENTS) -> Instability
             big = tuple(int(i) for i in np.unravel_index(
                 np.argmax(np.where(bad, 0, np.abs(a))), a.shape))
             return InstabilityError(
-                f"the run went unstable between steps {step0} and {step0 + length}: "
                 f"{name} is not finite at grid index {where} (largest finite |{name}| at "
-                f"{big}); lower the Courant factor or check media and sources",
-                step=step0 + length, field=name, index=where,
-            )
-    return InstabilityError(
-        f"the run went unstable between steps {step0} and {step0 + length}",
-        step=step0 + length, field="?", index=(),
-    )
+                f"{big})", step=step0 + length, field=name, index=where)
+    return InstabilityError("the fields are not finite", step=step0 + length)
 
 
 def run(sim, *, progress: bool = True, chunk: int | None = None, devices=None,

@@ -220,7 +220,7 @@ class DGATD(_Scenario):
         """Mesh, operators and time step (:class:`emjax.dga.solver.DGASolver`)."""
         from .. import registry
 
-        return registry.entry("DGATD", "prepare")(self)
+        return registry.prepare(self)
 
     def run(self, **kwargs) -> Any:
         """Run on whatever device JAX has; see :meth:`emjax.dga.solver.DGASolver.run`."""
