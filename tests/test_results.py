@@ -463,7 +463,8 @@ def test_output_hooks_write_what_applies(res: Results, tmp_path: Path):
         del outputs._HOOKS["test-hook"]
     names = [(label, p.relative_to(tmp_path).as_posix()) for label, p in written]
     assert names == [("figure", "fig/r_probe.png"), ("figure", "fig/r_snap.png"),
-                     ("figure", "fig/r_dft.png"), ("figure", "fig/r_energy.png"),
+                     ("figure", "fig/r_dft_1GHz.png"), ("figure", "fig/r_dft_2GHz.png"),
+                     ("figure", "fig/r_energy.png"),
                      ("note", "fig/r_note.txt"),
                      ("ParaView", "r_snap.xdmf"), ("ParaView", "r_dft.xdmf")], names
     assert seen == [sorted(res.monitors)]
