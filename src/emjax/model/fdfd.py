@@ -117,7 +117,8 @@ class FDFD3D(_GridScenario):
         "(measured less accurate than plain sampling on the seed's sphere; off by default)."
     )
     rcs: bool = Field(True, description="Compute the E- and H-plane bistatic RCS.")
-    rcs_angles: int = Field(181, ge=2, description="Angles from 0 to 180 degrees in each plane.")
+    rcs_angles: int = Field(181, ge=2, le=3601, description="Angles from 0 to 180 degrees in "
+                            "each plane (at most 3601: 0.05 degree steps).")
     slice_axis: Literal["x", "y", "z"] = Field("z", description="Normal of the saved field slice.")
     strict: bool = Field(False, description="Turn resolution warnings into errors.")
 
