@@ -562,9 +562,10 @@ def _to_toml(doc: dict) -> str | None:
 
 
 @st.composite
-def documents(draw) -> tuple[str, str, str]:
-    """(text, suffix, description): a valid or damaged document of any kind, as text."""
-    kind = draw(st.sampled_from(list(VALID_DOCS)))
+def documents(draw, kinds: tuple[str, ...] | None = None) -> tuple[str, str, str]:
+    """(text, suffix, description): a valid or damaged document of one of ``kinds``
+    (default: any kind), as text."""
+    kind = draw(st.sampled_from(list(kinds or VALID_DOCS)))
     doc = draw(VALID_DOCS[kind])
     what = [kind]
     # One document in twenty stays valid; the rest carry one to three defects, some of
@@ -660,15 +661,19 @@ def outcome(text: str) -> str:
 # (`--hypothesis-seed=N`).
 _SETTINGS = dict(derandomize=False, deadline=DEADLINE, database=None,
                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-N_DOCS = 1000
+N_DOCS = 250
+"""Documents per scenario kind and test run: 1,000 in all."""
 
 
-def test_fuzzed_documents_run_or_are_refused():
+@pytest.mark.parametrize("kind", sorted(VALID_DOCS))
+def test_fuzzed_documents_run_or_are_refused(kind):
+    """N_DOCS documents of each kind (one test per kind, so that test workers share
+    them)."""
     seen: Counter = Counter()
     fmts: Counter = Counter()
 
     @settings(max_examples=N_DOCS, **_SETTINGS)
-    @given(documents())
+    @given(documents((kind,)))
     def one(example):
         text, suffix, what = example
         try:
@@ -684,11 +689,11 @@ def test_fuzzed_documents_run_or_are_refused():
 
     one()
     total = sum(seen.values())
-    print(f"{total} documents: {dict(seen)}; {dict(fmts)}")
+    print(f"{kind}: {total} documents: {dict(seen)}; {dict(fmts)}")
     assert total >= N_DOCS, seen
     # Both sides were exercised: documents that ran and documents refused.
-    assert seen["ran"] >= 20 and seen["refused"] >= 300 and seen["refused at run"] >= 1, seen
-    assert fmts[".toml"] >= 100 and fmts[".json"] >= 100, fmts
+    assert seen["ran"] >= 5 and seen["refused"] >= N_DOCS // 2, seen
+    assert fmts[".toml"] >= N_DOCS // 10 and fmts[".json"] >= N_DOCS // 10, fmts
 
 
 def _cli(args: list[str]) -> tuple[int, str, str]:
