@@ -41,8 +41,10 @@ which is positive definite at the Yee Courant limit of eps_inf: the update is st
 every passive pole at any dt up to that limit (no omega_0 dt < 2 condition, unlike the
 central-difference Lorentz ADE). :func:`energy` is W's polarization part.
 
-Storage: P and J are kept divided by eps0 (``p``, ``j``, in V/m and V/(m s): float32
-friendly) and exist only inside each E component's box (the bounding box of the
+Storage: P and J are kept as ``p = P / eps0`` and ``j = J dt / eps0``, both in V/m
+like E (float32 keeps them, and their squares in the energy, in range: a metal's J /
+eps0 reaches 1e18 V/(m s), and its energy weight eps0 dV / omega_p^2 1e-43 J, both out
+of float32's comfortable range), and ``jh`` is ``Jh dt / eps0``. They exist only inside each E component's box (the bounding box of the
 dispersive structures, :mod:`emjax.fdtd.dispersive_setup`), stacked per kind of array:
 ``{"P": (nP, bx, by, bz), "J": (nJ, bx, by, bz)}``. Slots (one per pole position) are
 grouped by kind: Lorentz slots hold a P and a J, Debye slots a P, Drude slots a J.
@@ -94,9 +96,9 @@ class PoleCoefficients:
     """Coefficient tables of one box (a pytree of arrays).
 
     idx: (bx, by, bz) uint8/uint16, the dispersive medium's row (0: none); cP, cJ, w:
-    (slots, rows) tables of g = cP p + cJ j (1/s) and of w (1/s) in
-    ``jh = g + w (E^{n+1} + E^n)`` (all divided by eps0 as p, j are); eP, eJ: (slots,
-    rows) energy weights in J/(V/m)^2 and J/(V/(m s))^2 (dV included).
+    (slots, rows) dimensionless tables of ``g = cP p + cJ j`` and of w in ``jh = g + w
+    (E^{n+1} + E^n)`` (p, j, jh scaled as the module docstring says); eP, eJ: (slots,
+    rows) energy weights in J/(V/m)^2 (dV included).
     """
 
     idx: Any
@@ -122,8 +124,8 @@ def zeros(boxes: tuple[PoleBox, ...], dtype) -> tuple[dict, ...]:
 
 
 def currents(aux: dict, c: PoleCoefficients, box: PoleBox) -> list:
-    """Per slot, g = cP p^n + cJ j^n over the box (V/(m s)): the part of the pole's
-    current at n + 1/2 known before E^{n+1}."""
+    """Per slot, g = cP p^n + cJ j^n over the box (V/m): the part of the pole's
+    current at n + 1/2 (times dt / eps0) known before E^{n+1}."""
     out = []
     for s, (ip, ij) in enumerate(zip(box.p_slot, box.j_slot, strict=True)):
         g = None
@@ -136,16 +138,15 @@ def currents(aux: dict, c: PoleCoefficients, box: PoleBox) -> list:
     return out
 
 
-def patch(g: list, eps0: float):
-    """The box's term in the E update's curl (A/m^2): ``-eps0 sum_p g_p``."""
+def patch(g: list, eps0_dt: float):
+    """The box's term in the E update's curl (A/m^2): ``-eps0 / dt sum_p g_p``."""
     total = g[0]
     for x in g[1:]:
         total = total + x
-    return -eps0 * total
+    return -eps0_dt * total
 
 
-def advance(aux: dict, g: list, c: PoleCoefficients, box: PoleBox, E_old, E_new,
-            dt: float) -> dict:
+def advance(aux: dict, g: list, c: PoleCoefficients, box: PoleBox, E_old, E_new) -> dict:
     """p, j of the box at n + 1 from g (:func:`currents`) and the box's E^n, E^{n+1}."""
     E_sum = E_old + E_new
     P = list(aux["P"]) if "P" in aux else []
@@ -153,7 +154,7 @@ def advance(aux: dict, g: list, c: PoleCoefficients, box: PoleBox, E_old, E_new,
     for s, (ip, ij) in enumerate(zip(box.p_slot, box.j_slot, strict=True)):
         jh = g[s] + c.w[s][c.idx] * E_sum
         if ip is not None:
-            P[ip] = P[ip] + dt * jh
+            P[ip] = P[ip] + jh
         if ij is not None:
             J[ij] = 2 * jh - J[ij]
     out = {}
@@ -175,10 +176,10 @@ def step_E(E, disp: tuple, coeffs: tuple, boxes: tuple[PoleBox, ...], extra, upd
     for aux, c, b in zip(disp, coeffs, boxes, strict=True):
         g = currents(aux, c, b)
         gs.append(g)
-        extra[b.comp].append((b.start, patch(g, eps0)))
+        extra[b.comp].append((b.start, patch(g, eps0 / dt)))
     E_old = E
     E_new, psi = update(extra)
-    disp = tuple(advance(aux, g, c, b, E_old[b.comp][b.slices], E_new[b.comp][b.slices], dt)
+    disp = tuple(advance(aux, g, c, b, E_old[b.comp][b.slices], E_new[b.comp][b.slices])
                  for aux, g, c, b in zip(disp, gs, coeffs, boxes, strict=True))
     return E_new, psi, disp
 

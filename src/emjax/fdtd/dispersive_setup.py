@@ -106,18 +106,20 @@ def aux_bytes(bxs, dtype) -> int:
 
 
 def pole_rows(pole, dt: float) -> tuple[float, float, float, float, float]:
-    """(cP, cJ, w, eP, eJ) of one pole at time step dt (s), in the units of
-    :class:`emjax.fdtd.dispersive.PoleCoefficients` (eP, eJ per unit volume)."""
+    """(cP, cJ, w, eP, eJ) of one pole at time step dt (s), for p = P / eps0 and
+    j = J dt / eps0 (:mod:`emjax.fdtd.dispersive`: its Jh coefficients times dt, and
+    the energy weight of j divided by dt^2); eP, eJ per unit volume, J/m^3/(V/m)^2."""
     if isinstance(pole, DebyePole):
         d = 2 * pole.tau + dt
-        return -2 / d, 0.0, pole.delta_eps / d, eps0 / (2 * pole.delta_eps), 0.0
+        return -2 * dt / d, 0.0, pole.delta_eps * dt / d, eps0 / (2 * pole.delta_eps), 0.0
     if isinstance(pole, DrudePole):
         d = 2 + pole.gamma * dt
-        return 0.0, 2 / d, pole.omega_p**2 * dt / (2 * d), 0.0, eps0 / (2 * pole.omega_p**2)
-    w0 = pole.omega_0
-    D = 1 + pole.delta * dt + w0**2 * dt**2 / 4
-    return (-(w0**2) * dt / (2 * D), 1 / D, pole.delta_eps * w0**2 * dt / (4 * D),
-            eps0 / (2 * pole.delta_eps), eps0 / (2 * pole.delta_eps * w0**2))
+        wp_dt = (pole.omega_p * dt) ** 2
+        return 0.0, 2 / d, wp_dt / (2 * d), 0.0, eps0 / (2 * wp_dt)
+    w0_dt = (pole.omega_0 * dt) ** 2
+    D = 1 + pole.delta * dt + w0_dt / 4
+    return (-w0_dt / (2 * D), 1 / D, pole.delta_eps * w0_dt / (4 * D),
+            eps0 / (2 * pole.delta_eps), eps0 / (2 * pole.delta_eps * w0_dt))
 
 
 def _ordered(m: PoleMedium, counts) -> list:
@@ -132,7 +134,7 @@ def _ordered(m: PoleMedium, counts) -> list:
 def e_coefficients(m: PoleMedium, dt: float) -> tuple[float, float, float]:
     """(ca, cb, eps) of the E update in a pole medium (see :mod:`emjax.fdtd.dispersive`);
     eps = eps0 eps_inf, the field energy's weight."""
-    w = eps0 * sum(pole_rows(p, dt)[2] for p in m.poles)
+    w = eps0 / dt * sum(pole_rows(p, dt)[2] for p in m.poles)
     a = eps0 * m.eps_inf / dt
     den = a + m.sigma / 2 + w
     return (a - m.sigma / 2 - w) / den, 1 / den, eps0 * m.eps_inf

@@ -17,10 +17,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..constants import eps0
 from ..driver import loop
 from ..driver.environment import environment
 from ..driver.monitors import frame_buffers, frames_taken, sampled, scan_with_frames, store_frames
-from ..constants import eps0
 from ..driver.precision import needs_x64, require_x64
 from ..errors import InstabilityError, SetupError
 from ..grid.yee import COMPONENTS

@@ -17,8 +17,8 @@ from pydantic import Field, field_validator, model_validator
 from ..constants import c0
 from .base import EmModel, Name, Vec3
 from .boundaries import CPML, PMC, BoundarySpec, Mur, face_boundaries
-from .geometry import Geometry, Voxels
 from .dispersion import PoleMedium
+from .geometry import Geometry, Voxels
 from .media import PEC, AnyMedium, Medium
 from .monitors import DFTMonitor, FieldSnapshot, Monitor, Probe
 from .sources import Source
