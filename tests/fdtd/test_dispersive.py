@@ -75,8 +75,8 @@ def _cavity(medium, steps=3000, dtype="float32", storage="indices", **kw):
     return em.FDTD3D(
         domain=em.Domain(shape=(8, 9, 10), spacing=1e-3), boundary=em.PEC(), steps=steps,
         dtype=dtype, storage=storage, **kw,
-        structures=[em.Structure(geometry=em.Box(center=(0.5e-3, 0, 0), size=(4.5e-3, 5.5e-3, 6.5e-3)),
-                                 medium=medium)],
+        structures=[em.Structure(medium=medium, geometry=em.Box(
+            center=(0.5e-3, 0, 0), size=(4.5e-3, 5.5e-3, 6.5e-3)))],
         sources=[em.PointDipole(position=(-2e-3, 1e-3, 0.5e-3), polarization="y",
                                 waveform=em.GaussianPulse(f0=25e9, fwidth=10e9))],
         monitors=[em.EnergyMonitor(name="w"),

@@ -44,8 +44,9 @@ central-difference Lorentz ADE). :func:`energy` is W's polarization part.
 Storage: P and J are kept as ``p = P / eps0`` and ``j = J dt / eps0``, both in V/m
 like E (float32 keeps them, and their squares in the energy, in range: a metal's J /
 eps0 reaches 1e18 V/(m s), and its energy weight eps0 dV / omega_p^2 1e-43 J, both out
-of float32's comfortable range), and ``jh`` is ``Jh dt / eps0``. They exist only inside each E component's box (the bounding box of the
-dispersive structures, :mod:`emjax.fdtd.dispersive_setup`), stacked per kind of array:
+of float32's comfortable range), and ``jh`` is ``Jh dt / eps0``. They exist only
+inside each E component's box (the bounding box of the dispersive structures,
+:mod:`emjax.fdtd.dispersive_setup`), stacked per kind of array:
 ``{"P": (nP, bx, by, bz), "J": (nJ, bx, by, bz)}``. Slots (one per pole position) are
 grouped by kind: Lorentz slots hold a P and a J, Debye slots a P, Drude slots a J.
 Cells of the box outside any dispersive medium carry table row 0, all zero: their
