@@ -110,6 +110,7 @@ def test_files_and_functions_stay_short():
 
 
 @pytest.mark.parametrize("module", ["emjax.fdtd.update3d", "emjax.fdtd.update2d",
+                                    "emjax.fdtd.dispersive",
                                     "emjax.dga.step", "emjax.fdfd.operator",
                                     "emjax.driver.loop"])
 def test_kernels_load_without_pydantic(module):

@@ -23,6 +23,7 @@ from ..errors import EmjaxWarning, SetupError
 from ..grid.pml import grading, sigma_optimal, stretch
 from ..grid.rasterize import rasterize
 from ..grid.yee import OFFSETS, YeeGrid
+from ..model.dispersion import PoleMedium
 from ..model.geometry import Voxels
 
 _SUB = 4  # sub-samples per axis for the averaging
@@ -78,10 +79,15 @@ def check_resolution(sim, pml: int | None = None) -> list[str]:
 
 
 def _medium_eps(m, omega):
+    """Complex eps (F/m) of medium m at omega (rad/s); a PoleMedium's eps(f) there."""
+    if isinstance(m, PoleMedium):
+        return eps0 * complex(m.eps(omega / (2 * np.pi)))
     return eps0 * complex(m.eps_r, -m.sigma / (omega * eps0))
 
 
 def _medium_mu(m, omega):
+    if isinstance(m, PoleMedium):  # dispersive on the electric side only
+        return complex(mu0)
     return mu0 * complex(m.mu_r, -m.sigma_m / (omega * mu0))
 
 

@@ -4,7 +4,10 @@ The estimate counts what lives on the device during a run: the six field arrays 
 the stored shape, z padding included: ``grid.yee``), the update coefficients
 (uint8/uint16 material indices for CIS, for E and for H only where their media
 differ; two arrays per component for CAS), psi on the CPML slabs,
-DFT accumulators, per-chunk snapshot buffers and probe outputs, energy weights, and
+DFT accumulators, per-chunk snapshot buffers and probe outputs, energy weights, the
+polarizations of dispersive media in their boxes only (``polarization``:
+box cells x (Lorentz poles x 2 + Debye + Drude poles) x E components x dtype size, and
+one medium row index per box cell with the coefficients; :mod:`emjax.fdtd.dispersive`), and
 XLA's working space, which measured (H100, 256^3 and 512^3) at half the psi bytes:
 the fields update in place, the psi of one update is double-buffered. The estimate
 came within 0-3% of the measured peak (BENCHMARKS.md). Mur faces add nothing: they
@@ -21,6 +24,8 @@ import math
 from ..driver.memory import available_bytes, device_free_bytes, refuse_if_too_large
 from ..errors import ResourceError
 from ..model import PEC, DFTMonitor, EdgeSource, EnergyMonitor, FieldSnapshot, Probe
+from ..model.dispersion import PoleMedium
+from . import dispersive_setup
 from .plan import lower_grid
 
 
@@ -44,8 +49,9 @@ def estimate(sim, chunk: int | None = None, align: int | None = None) -> dict[st
     media = [sim.background]
     for s in sim.structures:
         media += list(s.geometry.media.values()) if s.medium is None else [s.medium]
-    e_kinds = {("PEC",) if isinstance(m, PEC) else (m.eps_r, m.sigma) for m in media}
-    h_kinds = {(m.mu_r, m.sigma_m) for m in media if not isinstance(m, PEC)}
+    e_kinds = {_e_kind(m) for m in media}
+    h_kinds = {(1.0, 0.0) if isinstance(m, PoleMedium) else (m.mu_r, m.sigma_m)
+               for m in media if not isinstance(m, PEC)}
     ports = sum(isinstance(s, EdgeSource) and s.kind == "voltage" for s in sim.sources)
     n_media = len(media) + ports
     idx_item = 1 if n_media <= 256 else 2
@@ -56,6 +62,12 @@ def estimate(sim, chunk: int | None = None, align: int | None = None) -> dict[st
             int(len(e_kinds) + ports > 1) + int(len(h_kinds) > 1))
     psi = _psi_bytes(plan, item)
     out["psi"] = psi
+    # Dispersive boxes: p and j per slot and cell (the state), one medium row per cell.
+    bxs = dispersive_setup.boxes(sim, plan.grid)
+    polarization = dispersive_setup.aux_bytes(bxs, plan.dtype)
+    if bxs:
+        out["polarization"] = polarization
+        out["coefficients"] += sum(math.prod(b.shape) for b in bxs) * idx_item
     mon = 0
     for m in sim.monitors:
         if isinstance(m, DFTMonitor | FieldSnapshot):
@@ -68,9 +80,18 @@ def estimate(sim, chunk: int | None = None, align: int | None = None) -> dict[st
             mon += chunk * item + 3 * N * item * (int(len(e_kinds) > 1) + int(len(h_kinds) > 1))
     out["monitors"] = mon
     out.update(_scatter_bytes(sim, plan, item))
-    out["workspace"] = psi // 2
+    out["workspace"] = (psi + polarization) // 2  # the p, j update is double-buffered
     out["total"] = sum(out.values())
     return out
+
+
+def _e_kind(m) -> tuple:
+    """What makes two media's E coefficients equal (one CIS table row)."""
+    if isinstance(m, PEC):
+        return ("PEC",)
+    if isinstance(m, PoleMedium):
+        return ("poles", m.model_dump_json())
+    return (m.eps_r, m.sigma)
 
 
 def _size(slices) -> int:

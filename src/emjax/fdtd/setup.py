@@ -30,13 +30,13 @@ from ..model import (
     EdgeSource,
     EnergyMonitor,
     FieldSnapshot,
-    Medium,
     NearToFar,
     PlaneWave,
     PointDipole,
     Probe,
 )
-from . import neartofar, tfsf
+from ..model.dispersion import PoleMedium
+from . import dispersive_setup, neartofar, tfsf
 from .cpml import slab_coefficients
 from .plan import GridPlan, advise, lower_grid, monitor_plan, plane_wave_plan
 from .update3d import Layout, UpdateCoefficients
@@ -93,7 +93,8 @@ class FDTDSetup:
     ((comp, index, weights), ...)), ...); dfts, snapshots: ((monitor, ((comp, slices),
     ...)), ...); energy: (monitor, ...); planewaves: ((plane wave, tfsf.TFSF), ...);
     n2f: ((monitor, lo, hi, regions), ...); plan: the lowering's first phase
-    (``plan.GridPlan``; 2D: ``setup2d.PlanePlan``).
+    (``plan.GridPlan``; 2D: ``setup2d.PlanePlan``); dispersive: the poles' boxes and
+    tables (:class:`emjax.fdtd.dispersive_setup.DispersivePlan`) or None.
     """
 
     grid: YeeGrid
@@ -112,20 +113,24 @@ class FDTDSetup:
     planewaves: tuple = ()
     n2f: tuple = ()
     plan: object = None
+    dispersive: object = None
 
 
 def _e_coefficients(m, dt: float) -> tuple[float, float, float]:
     """(ca, cb, eps) of the semi-implicit E update for medium m."""
     if isinstance(m, PEC):
         return 0.0, 0.0, eps0
+    if isinstance(m, PoleMedium):
+        return dispersive_setup.e_coefficients(m, dt)
     eps = eps0 * m.eps_r
     s = m.sigma * dt / (2 * eps)
     return (1 - s) / (1 + s), (dt / eps) / (1 + s), eps
 
 
 def _h_coefficients(m, dt: float) -> tuple[float, float, float]:
-    """(da, db, mu) of the semi-implicit H update; PEC regions keep vacuum H."""
-    if isinstance(m, PEC):
+    """(da, db, mu) of the semi-implicit H update; PEC regions keep vacuum H, pole
+    media (dispersive on the electric side only) have it."""
+    if isinstance(m, PEC | PoleMedium):
         return 1.0, dt / mu0, mu0
     mu = mu0 * m.mu_r
     s = m.sigma_m * dt / (2 * mu)
@@ -171,6 +176,7 @@ def prepare(sim, *, align: int | None = None) -> FDTDSetup:
     sources = [dataclasses.replace(
         src, scale=src.scale * cb_table[int(index[COMPONENTS[src.comp]][src.index])])
         for src in sources]
+    disp = dispersive_setup.lower(sim, grid, media, index, dt, dtype, grid.cell_volume)
     energy_weights = None
     monitors = _monitors(sim, plan)
     if monitors["energy"]:
@@ -180,7 +186,7 @@ def prepare(sim, *, align: int | None = None) -> FDTDSetup:
         grid=grid, layout=layout(plan, sim.cpml_strategy), dtype=dtype, dt=dt,
         steps=plan.steps, coeffs={"E": cE, "H": cH}, energy_weights=energy_weights,
         pml=pml_coefficients(plan), sources=tuple(sources), plan=plan,
-        planewaves=_plane_waves(sim, plan, index, media), **monitors,
+        planewaves=_plane_waves(sim, plan, index, media), dispersive=disp, **monitors,
     )
 
 
@@ -250,10 +256,8 @@ def _point_sources(sim, grid, media: list, index: dict) -> list[SourceEdge]:
             j_per_unit = s.amplitude / dA
             sign = -1.0
         else:  # voltage source in series with its resistance: a conductance on the edge
-            loaded = Medium(
-                eps_r=here.eps_r, mu_r=here.mu_r, sigma_m=here.sigma_m,
-                sigma=here.sigma + dl / (s.resistance * dA), name=f"port{i}",
-            )
+            loaded = here.model_copy(update={"sigma": here.sigma + dl / (s.resistance * dA),
+                                             "name": f"port{i}"})
             media.append(loaded)
             index[name] = index[name].astype(np.uint16 if len(media) > 256 else index[name].dtype)
             index[name][edge] = len(media) - 1

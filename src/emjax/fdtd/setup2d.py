@@ -20,6 +20,7 @@ from ..errors import SetupError
 from ..grid.rasterize import rasterize
 from ..grid.yee import COMPONENTS, OFFSETS, YeeGrid
 from ..model import PEC, DFTMonitor, EnergyMonitor, FieldSnapshot, PlaneWave, Probe
+from ..model.dispersion import refuse_poles
 from ..model.scenario2d import LineSource
 from .conformal2d import conformal_cells
 from .cpml import build_slabs, grading_of, slab_coefficients
@@ -143,6 +144,7 @@ class PlanePlan:
 def lower_plane(sim) -> PlanePlan:
     """The cheap first phase of the 2D lowering: what :func:`estimate` and
     :func:`prepare` both read; no field-sized array is built."""
+    refuse_poles(sim, "FDTD2D")  # no 2D dispersive update yet (issue 20)
     grid = plane_grid(sim)
     dt = sim.dt
     faces = lower_faces(sim, grid.spacing[:2], dt)

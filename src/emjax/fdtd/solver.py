@@ -17,13 +17,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..constants import eps0
 from ..driver import loop
 from ..driver.environment import environment
 from ..driver.monitors import frame_buffers, frames_taken, sampled, scan_with_frames, store_frames
 from ..driver.precision import needs_x64, require_x64
-from ..errors import InstabilityError
+from ..errors import InstabilityError, SetupError
 from ..grid.yee import COMPONENTS
-from . import auxgrid
+from . import auxgrid, dispersive
 from .collect import collect, region_shape
 from .memory import check_fits, check_fits_per_device
 from .setup import FDTDSetup, prepare, waveform_samples
@@ -75,6 +76,12 @@ class FDTDSolver:
         if devices is not None:  # --- sharding hook (emjax.parallel, issue #7) ---
             from ..parallel import placement
 
+            if self.setup.dispersive:
+                raise SetupError(
+                    f"scenario '{sim.name}': dispersive media (PoleMedium) do not run sharded "
+                    f"over devices yet (devices = {devices!r}); run on one device "
+                    "(devices=None)")
+
             self.placement = placement(self.setup.grid.shape, devices, shard_axis)
             self.init_state = self.placement.materialize(self.init_state)
         s = self.setup
@@ -107,6 +114,7 @@ class FDTDSolver:
                 "probes": probes, "energy": s.energy_weights,
                 "tfsf": [{"aux": box.aux.device(s.dtype), "terms": list(box.arrays)}
                          for _, box in s.planewaves],
+                "disp": s.dispersive.coeffs if s.dispersive else (),
             })
         return self._consts
 
@@ -127,8 +135,9 @@ class FDTDSolver:
             n2f.append([jnp.zeros((nf, *region_shape(sl)), dt_c) for _, *sl in regions])
             n_aux = s.planewaves[0][1].aux.n if s.planewaves else 0
             n2f_inc.append(jnp.zeros((nf, n_aux), dt_c))
+        disp = dispersive.zeros(s.dispersive.boxes, s.dtype) if s.dispersive else ()
         return FDTDState(E=zeros(), H=zeros(), psi_E=psi_E, psi_H=psi_H, dft=dft, aux=aux,
-                         n2f=n2f, n2f_inc=n2f_inc, n=jnp.zeros((), jnp.int32))
+                         n2f=n2f, n2f_inc=n2f_inc, n=jnp.zeros((), jnp.int32), disp=disp)
 
     # ------------------------------------------------------------------ chunk
     def _chunk_inputs(self, step0: int, length: int) -> dict:
@@ -267,7 +276,8 @@ class FDTDSolver:
 
 
 def _step3d(carry: FDTDState, consts, x, setup: FDTDSetup):
-    """One 3D leapfrog step with TF/SF and sources: (E, H, psi_E, psi_H, aux)."""
+    """One 3D leapfrog step with TF/SF, dispersive media and sources: (E, H, psi_E,
+    psi_H, aux, disp)."""
     lay = setup.layout
     E, H = carry.E, carry.H
     aux = carry.aux
@@ -275,18 +285,25 @@ def _step3d(carry: FDTDState, consts, x, setup: FDTDSetup):
     H_new, psi_H = update_H(E, H, consts["cH"], consts["pml"], carry.psi_H, lay, xH)
     aux = [auxgrid.step_h(c["aux"], a) for c, a in zip(consts["tfsf"], aux, strict=True)]
     xE = _tfsf_terms(setup, consts, aux, "E")
-    E_new, psi_E = update_E(E, H_new, consts["cE"], consts["pml"], carry.psi_E, lay, xE)
+    disp = carry.disp
+    if setup.dispersive:  # the poles' currents join the curl as box patches
+        E_new, psi_E, disp = dispersive.step_E(
+            E, disp, consts["disp"], setup.dispersive.boxes, xE,
+            lambda extra: update_E(E, H_new, consts["cE"], consts["pml"], carry.psi_E, lay,
+                                   extra), setup.dt, eps0)
+    else:
+        E_new, psi_E = update_E(E, H_new, consts["cE"], consts["pml"], carry.psi_E, lay, xE)
     aux = [auxgrid.step_e(c["aux"], a, v)
            for c, a, v in zip(consts["tfsf"], aux, x["inc"], strict=True)]
     if consts["src"]:
         E_new = inject(E_new, consts["src"], x["src"])
-    return E_new, H_new, psi_E, psi_H, aux
+    return E_new, H_new, psi_E, psi_H, aux, disp
 
 
 def _chunk(state, consts, xs, step0, *, setup: FDTDSetup, length: int, step=None, field=None):
     """``length`` steps of the leapfrog with monitors; pure, jitted by the caller.
 
-    ``step(carry, consts, x) -> (E, H, psi_E, psi_H, aux)`` advances the fields and
+    ``step(carry, consts, x) -> (E, H, psi_E, psi_H, aux[, disp])`` advances the fields and
     ``field(E, H, name)`` returns a component as a 3D array; None selects the 3D
     kernels (the 2D solver passes its own).
     """
@@ -295,7 +312,8 @@ def _chunk(state, consts, xs, step0, *, setup: FDTDSetup, length: int, step=None
 
     def body(carry: FDTDState, frames: list, x):
         E, H = carry.E, carry.H
-        E_new, H_new, psi_E, psi_H, aux = step(carry, consts, x)
+        E_new, H_new, psi_E, psi_H, aux, *disp = step(carry, consts, x)
+        disp = disp[0] if disp else carry.disp
         ys = {"probe": [], "energy": []}
         for (_, comps), cst in zip(setup.probes, consts["probes"], strict=True):
             vals = []
@@ -329,9 +347,10 @@ def _chunk(state, consts, xs, step0, *, setup: FDTDSetup, length: int, step=None
         w = consts["energy"]
         for m in setup.energy:
             ys["energy"].append(sampled(carry.n, m.interval,
-                                        lambda: _energy(E, H, H_new, w), setup.dtype))
+                                        lambda: _energy(E, H, H_new, w, carry.disp, consts,
+                                                        setup), setup.dtype))
         carry = FDTDState(E=E_new, H=H_new, psi_E=psi_E, psi_H=psi_H, dft=dft, aux=aux,
-                          n2f=n2f, n2f_inc=n2f_inc, n=carry.n + 1)
+                          n2f=n2f, n2f_inc=n2f_inc, n=carry.n + 1, disp=disp)
         return carry, frames, ys
 
     buffers = frame_buffers(length, [m.interval for m, _ in setup.snapshots],
@@ -353,12 +372,16 @@ def _tfsf_terms(setup: FDTDSetup, consts, aux, field: str):
     return out
 
 
-def _energy(E, H_old, H_new, w):
-    """(sum eps E.E + sum mu H_old.H_new) dV / 2, weights pre-halved and scaled by dV."""
+def _energy(E, H_old, H_new, w, disp=(), consts=None, setup=None):
+    """(sum eps E.E + sum mu H_old.H_new) dV / 2, weights pre-halved and scaled by dV,
+    plus the polarization energy of dispersive media (:func:`dispersive.energy`; eps is
+    eps0 eps_inf there): the discrete energy that a passive run never increases."""
     total = sum(jnp.sum(wi * F * F) for wi, F in zip(w["E"], E, strict=True))
     total = total + sum(
         jnp.sum(wi * a * b) for wi, a, b in zip(w["H"], H_old, H_new, strict=True)
     )
+    if disp:
+        total = total + dispersive.energy(disp, consts["disp"], setup.dispersive.boxes)
     return total
 
 

@@ -22,7 +22,9 @@ class FDTDState:
     component -> (nf, n1, n2, n3) complex running sums (field x s); aux: per plane
     wave, its 1D incident grid (e, h); n2f: per NearToFar monitor, the (nf, ...) surface
     sums; n2f_inc: per NearToFar monitor, the incident spectrum along the 1D grid;
-    n: the step count (int32)."""
+    n: the step count (int32); disp: per dispersive box, its polarizations
+    ``{"P": ..., "J": ...}`` (:mod:`emjax.fdtd.dispersive`; P/eps0 and J/eps0 at step n),
+    empty (no leaves, so checkpoints without dispersive media are unchanged) otherwise."""
 
     E: tuple
     H: tuple
@@ -33,3 +35,4 @@ class FDTDState:
     n2f: list
     n2f_inc: list
     n: jax.Array
+    disp: tuple = ()

@@ -1,8 +1,10 @@
 """Frequency-dependent (dispersive) media: Debye, Drude and Lorentz poles, Cole-Cole terms.
 
-**Not yet accepted by the solvers**: these models are standalone in this release (the
-FDTD auxiliary-differential-equation update and the FDFD evaluation come with issue
-20's next step); they evaluate ``eps(f)`` anywhere in Python, feed the fitter
+A :class:`PoleMedium` is a structure's medium (``model.media.AnyMedium``) in FDTD3D
+(the auxiliary-differential-equation update of :mod:`emjax.fdtd.dispersive`) and FDFD3D
+(``eps(f)`` at the solve frequency); FDTD2D refuses it (:func:`refuse_poles`), and the
+background of every scenario stays a constant :class:`emjax.model.media.Medium`. The
+models evaluate ``eps(f)`` anywhere in Python, feed the fitter
 (:mod:`emjax.materials.fit`) and the material library (:mod:`emjax.materials`).
 
 Time convention e^{+j omega t}, as in :mod:`emjax.fdfd.setup` (``eps = eps_r - j sigma /
@@ -154,9 +156,9 @@ class _Dispersive(EmModel):
 class PoleMedium(_Dispersive):
     """A medium of eps_inf, a static conductivity and any number of poles.
 
-    **Not yet accepted by the solvers** (issue 20's next step adds the FDTD update and
-    the FDFD evaluation). Passivity is checked pole by pole: an error names
-    ``poles.<index>`` and the offending value.
+    A structure's medium in FDTD3D and FDFD3D (not FDTD2D, not a background).
+    Passivity is checked pole by pole: an error names ``poles.<index>`` and the
+    offending value.
     """
 
     type: Literal["PoleMedium"] = "PoleMedium"
@@ -217,5 +219,24 @@ class ColeColeMedium(_Dispersive):
         return np.asarray(out, dtype=complex)
 
 
-__all__ = ["ColeColeMedium", "ColeColeTerm", "DebyePole", "DrudePole", "LorentzPole", "Pole",
-           "PoleMedium", "angular_frequency"]
+ACCEPTED_BY = ("FDTD3D", "FDFD3D")
+"""Scenario kinds whose solvers take a :class:`PoleMedium`."""
+
+
+def refuse_poles(sim, solver: str) -> None:
+    """Raise :class:`SetupError` naming the first structure (or Voxels label) of ``sim``
+    whose medium is a :class:`PoleMedium`: ``solver`` has no dispersive update yet."""
+    for i, s in enumerate(getattr(sim, "structures", ())):
+        media = s.geometry.media.items() if s.medium is None else [(None, s.medium)]
+        for label, m in media:
+            if isinstance(m, PoleMedium):
+                where = f"structures[{i}]" + ("" if label is None else f" label {label}")
+                raise SetupError(
+                    f"{where}: medium {m.name or 'PoleMedium'!r} is dispersive (PoleMedium), "
+                    f"which {solver} does not support yet; run it with "
+                    f"{' or '.join(ACCEPTED_BY)}, or give a constant Medium (eps', sigma of "
+                    "eps(f) at your frequency)")
+
+
+__all__ = ["ACCEPTED_BY", "ColeColeMedium", "ColeColeTerm", "DebyePole", "DrudePole",
+           "LorentzPole", "Pole", "PoleMedium", "angular_frequency", "refuse_poles"]

@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from .base import EmModel
+from .dispersion import PoleMedium
 
 
 class Medium(EmModel):
@@ -34,6 +35,9 @@ class PEC(EmModel):
     name: str = Field("", description="Optional label used in reports.")
 
 
-AnyMedium = Annotated[Medium | PEC, Field(discriminator="type")]
+AnyMedium = Annotated[Medium | PEC | PoleMedium, Field(discriminator="type")]
+"""A structure's medium (also a Voxels label's). A :class:`PoleMedium` (dispersive) runs
+in FDTD3D (auxiliary-differential-equation update) and FDFD3D (eps at the solve
+frequency); FDTD2D refuses it (:func:`emjax.model.dispersion.refuse_poles`)."""
 
 vacuum = Medium(name="vacuum")

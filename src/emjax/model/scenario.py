@@ -17,6 +17,7 @@ from pydantic import Field, field_validator, model_validator
 from ..constants import c0
 from .base import EmModel, Name, Vec3
 from .boundaries import CPML, PMC, BoundarySpec, Mur, face_boundaries
+from .dispersion import PoleMedium
 from .geometry import Geometry, Voxels
 from .media import PEC, AnyMedium, Medium
 from .monitors import DFTMonitor, FieldSnapshot, Monitor, Probe
@@ -172,6 +173,15 @@ class _GridScenario(_Scenario):
             out.extend(m for m in ms if isinstance(m, Medium))
         return out
 
+    @property
+    def pole_media(self) -> list[PoleMedium]:
+        """The dispersive media of the structures (and Voxels labels), in order."""
+        out = []
+        for s in self.structures:
+            ms = s.geometry.media.values() if isinstance(s.geometry, Voxels) else [s.medium]
+            out.extend(m for m in ms if isinstance(m, PoleMedium))
+        return out
+
 
 class _TimeDomain(_GridScenario):
     """Grid kinds stepped in time: ``duration`` or ``steps`` and a ``dt`` property."""
@@ -187,7 +197,8 @@ class FDTD3D(_TimeDomain):
     """A 3D Yee FDTD simulation (seed 001).
 
     Give ``duration`` (s) or ``steps``. The time step is ``courant`` times the 3D
-    Courant limit of the fastest medium present.
+    Courant limit of the fastest medium present (a PoleMedium counts with eps_inf: its
+    update is stable there for any passive poles, :mod:`emjax.fdtd.dispersive`).
     """
 
     type: Literal["FDTD3D"] = "FDTD3D"
@@ -214,6 +225,17 @@ class FDTD3D(_TimeDomain):
         "(emjax.grid.subpixel) instead of staircasing."
     )
 
+    @field_validator("background", mode="before")
+    @classmethod
+    def _constant_background(cls, v):
+        kind = v.get("type") if isinstance(v, dict) else getattr(v, "type", None)
+        if kind == "PoleMedium":
+            raise ValueError(
+                "background: a dispersive PoleMedium background is not supported; keep a "
+                "constant Medium background and fill the region with a Box structure of "
+                "the PoleMedium (it may reach into the CPML)")
+        return v
+
     @model_validator(mode="after")
     def _check_consistency(self):
         problems = []
@@ -238,7 +260,9 @@ class FDTD3D(_TimeDomain):
         """Time step in s."""
         dx, dy, dz = self.domain.spacing3
         try:
-            vmax = c0 / math.sqrt(min(m.eps_r * m.mu_r for m in self.media))
+            eps_mu = min([m.eps_r * m.mu_r for m in self.media]
+                          + [m.eps_inf for m in self.pole_media])
+            vmax = c0 / math.sqrt(eps_mu)
             return self.courant / (vmax * math.sqrt(dx**-2 + dy**-2 + dz**-2))
         except (OverflowError, ZeroDivisionError):  # absurd spacing or media: the
             return math.nan  # validator refuses these with time_step_problems
