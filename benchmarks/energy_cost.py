@@ -76,7 +76,7 @@ def main() -> None:
                 ("pec-every", 1, "PEC"))
     for variant, interval, boundary in variants:
         if variant == "nocond":
-            fdtd_solver.sampled = lambda n, interval, value, dtype: value()  # noqa: ARG005
+            fdtd_solver.sampled = lambda n, interval, value, dtype: value()
         if variant == "hnew":
             fdtd_solver._energy = lambda E, H_old, H_new, w: energy(E, H_new, H_new, w)
         rate = timed(scenario(interval, a.n, boundary))
