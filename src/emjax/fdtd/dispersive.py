@@ -168,20 +168,25 @@ def advance(aux: dict, g: list, c: PoleCoefficients, box: PoleBox, E_old, E_new)
 
 def step_E(E, disp: tuple, coeffs: tuple, boxes: tuple[PoleBox, ...], extra, update, dt: float,
            eps0: float):
-    """E^{n+1} and the boxes' p, j at n + 1: ``update(extra)`` is the E update with the
-    given per-component curl patches (``update3d.update_E`` closed over its other
-    arguments, returning (E, psi)); the boxes' patches join ``extra`` (None or three
-    lists of (start, patch)). Returns (E, psi, disp)."""
+    """E^{n+1} and the boxes' p, j at n + 1: ``update(E, extra)`` is the E update of E^n
+    with the given per-component curl patches (``update3d.update_E`` closed over its
+    other arguments, returning (E, psi)); the boxes' patches join ``extra`` (None or
+    three lists of (start, patch)). Returns (E, psi, disp)."""
     extra = tuple(list(x) for x in extra) if extra is not None else ([], [], [])
     gs = []
     for aux, c, b in zip(disp, coeffs, boxes, strict=True):
         g = currents(aux, c, b)
         gs.append(g)
         extra[b.comp].append((b.start, patch(g, eps0 / dt)))
-    E_old = E
-    E_new, psi = update(extra)
-    disp = tuple(advance(aux, g, c, b, E_old[b.comp][b.slices], E_new[b.comp][b.slices])
-                 for aux, g, c, b in zip(disp, gs, coeffs, boxes, strict=True))
+    # E^n is needed in the boxes after the update; read there before it, so that E^n
+    # as a whole dies with the update, which can then write in place (the barrier
+    # keeps XLA from postponing the box reads: a copy of all of E each step otherwise)
+    E_old_boxes, E = jax.lax.optimization_barrier(
+        (tuple(E[b.comp][b.slices] for b in boxes), E))
+    E_new, psi = update(E, extra)
+    disp = tuple(advance(aux, g, c, b, E_box, E_new[b.comp][b.slices])
+                 for aux, g, c, b, E_box in zip(disp, gs, coeffs, boxes, E_old_boxes,
+                                                strict=True))
     return E_new, psi, disp
 
 

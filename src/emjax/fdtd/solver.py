@@ -289,8 +289,8 @@ def _step3d(carry: FDTDState, consts, x, setup: FDTDSetup):
     if setup.dispersive:  # the poles' currents join the curl as box patches
         E_new, psi_E, disp = dispersive.step_E(
             E, disp, consts["disp"], setup.dispersive.boxes, xE,
-            lambda extra: update_E(E, H_new, consts["cE"], consts["pml"], carry.psi_E, lay,
-                                   extra), setup.dt, eps0)
+            lambda E_n, extra: update_E(E_n, H_new, consts["cE"], consts["pml"], carry.psi_E,
+                                        lay, extra), setup.dt, eps0)
     else:
         E_new, psi_E = update_E(E, H_new, consts["cE"], consts["pml"], carry.psi_E, lay, xE)
     aux = [auxgrid.step_e(c["aux"], a, v)
