@@ -1,6 +1,7 @@
 # emjax: the two commands a newcomer needs are `make demo` and `make test`.
 #
-#   make demo    run the default built-in scenario; results and figures in out/
+#   make demo    run the default built-in scenario; results and figures in out/ (replaced
+#                on every run: --overwrite)
 #   make test    the test suite on the CPU (pytest, 2 workers)
 #   make bench   every benchmark case, JSON records in out/bench.json
 #   make lint    ruff
@@ -49,7 +50,7 @@ $(STAMP): pyproject.toml
 
 demo: venv
 	mkdir -p $(OUT)
-	$(BIN)/emjax run --output $(OUT)/demo.h5 --figures $(OUT)
+	$(BIN)/emjax run --output $(OUT)/demo.h5 --figures $(OUT) --overwrite
 
 test: venv
 	JAX_PLATFORMS=cpu $(BIN)/python -m pytest -q -n 2 tests
