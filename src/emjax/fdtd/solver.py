@@ -312,6 +312,13 @@ def _chunk(state, consts, xs, step0, *, setup: FDTDSetup, length: int, step=None
 
     def body(carry: FDTDState, frames: list, x):
         E, H = carry.E, carry.H
+        if setup.energy:
+            # The energy needs E^n and H^{n-1/2} beside the updated fields. Handing the
+            # step its own E, H through a barrier makes XLA copy the old fields once up
+            # front instead of copying inside the update (the CPML slab corrections lost
+            # their in-place writes): 7.5 -> 14.9 Gcells/s at 512^3 on an H100.
+            (E, H), (E_step, H_step) = jax.lax.optimization_barrier(((E, H), (E, H)))
+            carry = dataclasses.replace(carry, E=E_step, H=H_step)
         E_new, H_new, psi_E, psi_H, aux, *disp = step(carry, consts, x)
         disp = disp[0] if disp else carry.disp
         ys = {"probe": [], "energy": []}
