@@ -11,15 +11,12 @@ Usage (GPU machine): ``python benchmarks/dispersive_speed.py --out $OUT/disp.jso
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 from pathlib import Path
 
-import jax
-
 sys.path.insert(0, str(Path(__file__).parent))
-from energy_cost import timed
+from energy_cost import record, timed
 
 
 def scenario(dispersive: bool, n: int):
@@ -49,12 +46,7 @@ def main() -> None:
     p.add_argument("--n", type=int, default=512)
     a = p.parse_args()
     for variant in ("plain", "debye", "plain", "debye"):
-        rate = timed(scenario(variant == "debye", a.n))
-        row = {"variant": variant, "n": a.n, "gcells_per_s": rate,
-               "device": jax.devices()[0].device_kind}
-        print(json.dumps(row), flush=True)
-        with open(a.out, "a") as f:
-            f.write(json.dumps(row) + "\n")
+        record(a.out, variant, a.n, timed(scenario(variant == "debye", a.n)))
 
 
 if __name__ == "__main__":

@@ -78,14 +78,19 @@ def main() -> None:
         if variant == "nocond":
             fdtd_solver.sampled = lambda n, interval, value, dtype: value()
         if variant == "hnew":
-            fdtd_solver._energy = lambda E, H_old, H_new, w: energy(E, H_new, H_new, w)
+            fdtd_solver._energy = lambda E, H_old, H_new, *rest: energy(E, H_new, H_new, *rest)
         rate = timed(scenario(interval, a.n, boundary))
         fdtd_solver.sampled, fdtd_solver._energy = monitors.sampled, energy
-        row = {"variant": variant, "n": a.n, "gcells_per_s": rate,
-               "device": jax.devices()[0].device_kind}
-        print(json.dumps(row), flush=True)
-        with open(a.out, "a") as f:
-            f.write(json.dumps(row) + "\n")
+        record(a.out, variant, a.n, rate)
+
+
+def record(out: str, variant: str, n: int, rate: float) -> None:
+    """Print one JSON row and append it to ``out``."""
+    row = {"variant": variant, "n": n, "gcells_per_s": rate,
+           "device": jax.devices()[0].device_kind}
+    print(json.dumps(row), flush=True)
+    with open(out, "a") as f:
+        f.write(json.dumps(row) + "\n")
 
 
 if __name__ == "__main__":
