@@ -253,7 +253,10 @@ def advise(sim, dt: float, steps: int, spacing) -> list[str]:
     monitors = [(f"monitor {m.type} '{m.name}'", m.frequencies)
                 for m in sim.monitors if getattr(m, "frequencies", None)]
     eps_mu = max(m.eps_r * m.mu_r for m in sim.media)
-    return advice.advise(signals, dt, steps, spacing=spacing, eps_mu=eps_mu, monitors=monitors)
+    dispersive = [(f"dispersive medium {m.name or i}", m.eps)
+                  for i, m in enumerate(getattr(sim, "pole_media", ()))]
+    return advice.advise(signals, dt, steps, spacing=spacing, eps_mu=eps_mu,
+                         dispersive=dispersive, monitors=monitors)
 
 
 def box_from(grid, pml, center, size, margin) -> tuple[tuple[int, ...], tuple[int, ...]]:
