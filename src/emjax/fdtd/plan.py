@@ -244,8 +244,9 @@ def lower_grid(sim, align: int) -> GridPlan:
 
 def advise(sim, dt: float, steps: int, spacing) -> list[str]:
     """The run advice of an FDTD scenario, 3D or 2D (:func:`emjax.driver.advice.advise`:
-    cut-off pulses, cells per shortest wavelength in the densest medium, monitor
-    frequencies outside the band or above Nyquist): warns, returns the messages.
+    cut-off pulses, cells per shortest wavelength in the densest medium, dispersive media
+    read over the band, monitor frequencies outside the band or above Nyquist): warns,
+    returns the messages.
     ``spacing``: the grid's spacings in m; dt in s."""
     signals = [advice.Signal(f"sources[{i}] {s.type}", s.waveform.sampler(),
                              s.waveform.steady_frequency)
