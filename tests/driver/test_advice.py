@@ -5,6 +5,12 @@ Cases: a pulse cut off by a short run (FDTD3D, FDTD2D, DGATD; a continuous wave
 never warns), 2 cells per wavelength, a DFT at 1e15 Hz on a grid whose Nyquist
 frequency is about 5e10 Hz, a DFT frequency 60 dB down the pulse's spectrum, and
 every built-in scenario lowered with EmjaxWarning as an error.
+
+Dispersive media (PoleMedium): a water (Debye) sphere at 5 mm cells, fine for its
+eps_inf (11 cells per wavelength at the band's top) but not for its eps(f) near
+eps_static (about 3), warns naming the medium; at 0.5 mm it is silent, and so is a
+Drude metal (Re eps < 0 over the band: not checked, resolved_index's rule) at 5 mm.
+The same in FDFD3D's check_resolution at the solve frequency.
 """
 
 from __future__ import annotations
@@ -88,6 +94,52 @@ def test_two_cells_per_wavelength():
     # the same at 0.5 mm cells is resolved (22 cells)
     silent(setup.prepare, cube(spacing=0.5e-3, background=em.Medium(eps_r=100.0),
                                duration=8e-9, frequencies=(1e9,)))
+
+
+WATER = em.PoleMedium(eps_inf=4.9, name="water",
+                      poles=[em.DebyePole(delta_eps=74.0, tau=8.3e-12)])
+COPPER = em.PoleMedium(name="copper", poles=[em.DrudePole(omega_p=1.37e16, gamma=4.05e13)])
+
+
+def test_dispersive_sphere_resolution():
+    def advise(medium, spacing=5e-3):
+        sim = cube(spacing=spacing, duration=8e-9, structures=[
+            em.Structure(geometry=em.Sphere(radius=4 * spacing), medium=medium)])
+        return plan.advise(sim, sim.dt, sim.num_steps, sim.domain.spacing3)
+
+    assert silent(advise, em.Medium(eps_r=WATER.eps_inf)) == []  # eps_inf alone: resolved
+    with pytest.warns(EmjaxWarning, match=r"cells per shortest wavelength") as rec:
+        advise(WATER)
+    msg = str(rec[0].message)
+    n = float(msg.split(" cells")[0])
+    # at the band's top (about 2.5 GHz) |eps| is about 78: 11 cells / sqrt(78 / 4.9)
+    assert 2.4 < n < 3.2 and "dispersive medium water, |eps(f)| = 7" in msg, msg
+    assert "spacing <=" in msg and "narrower-band" not in msg
+    assert silent(advise, WATER, 0.5e-3) == []
+    assert silent(advise, COPPER) == []  # a metal: no absurd demand for micron cells
+    assert advice.resolved_index(COPPER.eps(np.array([1e9, 3e9]))).max() == 0
+
+
+def test_fdfd_dispersive_resolution():
+    from emjax.fdfd import setup as fdfd_setup
+
+    def check(medium, spacing):
+        sim = em.FDFD3D(domain=em.Domain(size=(0.4, 0.4, 0.4), spacing=spacing), frequency=1e9,
+                        structures=[em.Structure(geometry=em.Sphere(radius=0.04),
+                                                 medium=medium)])
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            fdfd_setup.check_resolution(sim)
+        return [str(w.message) for w in rec], dict(sim.cells_per_wavelength())
+
+    # 1 GHz: 13.5 cells of 1 cm per wavelength at eps_inf, 3.4 in water (|eps| 78)
+    msgs, cpw = check(WATER, 0.01)
+    assert len(msgs) == 1 and "medium 'water': 3.38 cells per wavelength" in msgs[0], msgs
+    assert check(em.Medium(eps_r=WATER.eps_inf), 0.01)[0] == []
+    msgs, cpw = check(WATER, 0.002)
+    assert msgs == [] and 16 < cpw["water"] < 18
+    msgs, cpw = check(COPPER, 0.01)
+    assert msgs == [] and "copper" not in cpw
 
 
 def test_dft_above_nyquist():

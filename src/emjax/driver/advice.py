@@ -9,7 +9,11 @@ results are probably not what was meant:
 - a source waveform still above :data:`CUTOFF` of its peak when the run ends (the
   pulse is cut off; continuous waves never decay and are not checked);
 - fewer than :data:`MIN_CELLS` cells per shortest wavelength: c / (f_max sqrt(max
-  eps_r mu_r)) over the largest spacing, f_max the top of the sources' band;
+  eps_r mu_r)) over the largest spacing, f_max the top of the sources' band; in a
+  dispersive medium (a PoleMedium's eps(f)) c / max_f (f n(f)) over the band, with
+  n = sqrt(|eps(f)|) (the scale 1 / |k| of a lossy medium's field, its conductivity
+  and pole losses included) where Re eps(f) > 0, and the medium left out where Re eps(f)
+  <= 0 (:func:`resolved_index`);
 - DFT or near-to-far frequencies above the Nyquist frequency 1 / (2 dt), or outside
   the sources' band.
 
@@ -146,22 +150,67 @@ def top_frequency(signals, spectra) -> tuple[float, str] | None:
     return max(tops) if tops else None
 
 
-def resolution(top: tuple[float, str], spacing, eps_mu: float) -> list[str]:
+def bottom_frequency(signals, spectra) -> float | None:
+    """Lowest frequency in Hz of any source's band, or None."""
+    lows = [(s.cw if sp is None else sp.band()[0])
+            for s, sp in zip(signals, spectra, strict=True) if sp is None or sp.level.any()]
+    return min(lows) if lows else None
+
+
+def resolved_index(eps: np.ndarray) -> np.ndarray:
+    """The index a grid must resolve in a medium of complex relative permittivity eps
+    (e^{+j omega t}, any shape): sqrt(|eps|) = |n| where Re eps > 0, so that the
+    wavelength c / (f |n|) is 2 pi / |k|, the scale of both the wave and its decay in a
+    lossy dielectric (water, tissue; its conductivity included); 0 where Re eps <= 0.
+
+    Re eps <= 0 is a metal (or a plasma below its plasma frequency): the field decays
+    within the skin depth c / (omega |Im n|) without a wavelength, and a metal in a
+    microwave run (|eps| ~ 1e7) would ask for cells of microns although its fields
+    hardly matter; such frequencies are not checked. Resolve the skin depth by hand
+    where the fields inside a metal matter (plasmonics); a Drude sphere near its
+    surface-plasmon resonance (Re eps about -2) is checked through its surroundings.
+    """
+    eps = np.asarray(eps, dtype=complex)
+    return np.where(eps.real > 0, np.sqrt(np.abs(eps)), 0.0)
+
+
+DISPERSIVE_SAMPLES = 512
+"""Frequencies (log-spaced over the sources' band) at which a dispersive medium's eps(f)
+is read for the cells-per-wavelength check."""
+
+
+def resolution(top: tuple[float, str], spacing, eps_mu: float, dispersive=(),
+               bottom: float | None = None) -> list[str]:
     """The message for fewer than MIN_CELLS cells per shortest wavelength (largest
-    spacing in m, densest medium's eps_r mu_r), or none."""
+    spacing in m, densest constant medium's eps_r mu_r), or none.
+
+    dispersive: ((what, eps), ...) with eps(f) the complex relative permittivity at
+    frequencies f (Hz) of a dispersive medium, read over the band from ``bottom`` (Hz;
+    None: 1e-3 of the top) to the top through :func:`resolved_index`.
+    """
     f, what = top
     if not f > 0:
         return []
-    lam = c0 / (f * math.sqrt(eps_mu))
+    lam, where, f_at, fix_band = c0 / (f * math.sqrt(eps_mu)), f"eps_r*mu_r = {eps_mu:.4g}", f, True
+    lo = max(bottom or 0.0, 1e-3 * f)
+    band = np.unique(np.append(np.geomspace(lo, f, DISPERSIVE_SAMPLES), f))
+    for name, eps in dispersive:
+        fn = band * resolved_index(eps(band))
+        i = int(np.argmax(fn))
+        if fn[i] > 0 and c0 / fn[i] < lam:
+            lam, f_at, fix_band = c0 / fn[i], float(band[i]), False
+            where = f"{name}, |eps(f)| = {abs(complex(eps(band[i]))):.4g}"
     cell = max(spacing)
     n = lam / cell
     if n >= MIN_CELLS:
         return []
-    return [f"{n:.3g} cells per shortest wavelength (lambda = {lam:.4g} m in eps_r*mu_r = "
-            f"{eps_mu:.4g} at f = {f:.4g} Hz, the top of {what}'s band within {BAND_DB:g} dB "
-            f"of its peak; largest cell {cell:.4g} m); use at least {MIN_CELLS}: a finer grid "
-            f"(spacing <= {lam / MIN_CELLS:.4g} m) or a narrower-band pulse (its band up to "
-            f"{f * n / MIN_CELLS:.4g} Hz at most)"]
+    # a narrower band helps in a constant medium; in a dispersive one, eps moves with it
+    fix = (f" or a narrower-band pulse (its band up to {f * n / MIN_CELLS:.4g} Hz at most)"
+           if fix_band else "")
+    return [f"{n:.3g} cells per shortest wavelength (lambda = {lam:.4g} m in {where} at f = "
+            f"{f_at:.4g} Hz, within the band of {what} ({BAND_DB:g} dB of its peak, top "
+            f"{f:.4g} Hz); largest cell {cell:.4g} m); use at least {MIN_CELLS}: a finer grid "
+            f"(spacing <= {lam / MIN_CELLS:.4g} m){fix}"]
 
 
 def frequencies(monitors, signals, spectra, dt: float, steps: int) -> list[str]:
@@ -215,20 +264,23 @@ def _db(db: np.ndarray) -> str:
 
 
 def advise(signals: Iterable[Signal], dt: float, steps: int, *, spacing=None,
-           eps_mu: float = 1.0, monitors=()) -> list[str]:
+           eps_mu: float = 1.0, dispersive=(), monitors=()) -> list[str]:
     """Run every check, warn each message (EmjaxWarning, pointed at the caller outside
     emjax) and return the messages.
 
     signals: the sources (:class:`Signal`); dt in s; steps; spacing: grid spacings in
     m for the cells-per-wavelength check (None: no check, as for DGATD); eps_mu: the
-    largest eps_r mu_r of the media present; monitors: ((what, frequencies in Hz), ...).
+    largest eps_r mu_r of the constant media present; dispersive: ((what, eps), ...),
+    eps(f) the complex relative permittivity of each dispersive medium at f in Hz
+    (:func:`resolution`); monitors: ((what, frequencies in Hz), ...).
     """
     signals = list(signals)
     spectra = [None if s.cw is not None else spectrum(s, dt, steps) for s in signals]
     messages = cut_off(signals, spectra, dt, steps)
     top = top_frequency(signals, spectra)
     if spacing is not None and top is not None:
-        messages += resolution(top, spacing, eps_mu)
+        messages += resolution(top, spacing, eps_mu, dispersive,
+                               bottom_frequency(signals, spectra))
     messages += frequencies(monitors, signals, spectra, dt, steps)
     level = _outside_stacklevel()
     for m in messages:
@@ -248,5 +300,6 @@ def _outside_stacklevel() -> int:
     return level
 
 
-__all__ = ["BAND_DB", "CUTOFF", "MIN_CELLS", "Signal", "Spectrum", "advise", "cut_off",
-           "frequencies", "resolution", "spectrum", "top_frequency"]
+__all__ = ["BAND_DB", "CUTOFF", "DISPERSIVE_SAMPLES", "MIN_CELLS", "Signal", "Spectrum",
+           "advise", "bottom_frequency", "cut_off", "frequencies", "resolution",
+           "resolved_index", "spectrum", "top_frequency"]

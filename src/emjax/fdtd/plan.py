@@ -244,8 +244,9 @@ def lower_grid(sim, align: int) -> GridPlan:
 
 def advise(sim, dt: float, steps: int, spacing) -> list[str]:
     """The run advice of an FDTD scenario, 3D or 2D (:func:`emjax.driver.advice.advise`:
-    cut-off pulses, cells per shortest wavelength in the densest medium, monitor
-    frequencies outside the band or above Nyquist): warns, returns the messages.
+    cut-off pulses, cells per shortest wavelength in the densest medium, dispersive media
+    read over the band, monitor frequencies outside the band or above Nyquist): warns,
+    returns the messages.
     ``spacing``: the grid's spacings in m; dt in s."""
     signals = [advice.Signal(f"sources[{i}] {s.type}", s.waveform.sampler(),
                              s.waveform.steady_frequency)
@@ -253,7 +254,10 @@ def advise(sim, dt: float, steps: int, spacing) -> list[str]:
     monitors = [(f"monitor {m.type} '{m.name}'", m.frequencies)
                 for m in sim.monitors if getattr(m, "frequencies", None)]
     eps_mu = max(m.eps_r * m.mu_r for m in sim.media)
-    return advice.advise(signals, dt, steps, spacing=spacing, eps_mu=eps_mu, monitors=monitors)
+    dispersive = [(f"dispersive medium {m.name or i}", m.eps)
+                  for i, m in enumerate(getattr(sim, "pole_media", ()))]
+    return advice.advise(signals, dt, steps, spacing=spacing, eps_mu=eps_mu,
+                         dispersive=dispersive, monitors=monitors)
 
 
 def box_from(grid, pml, center, size, margin) -> tuple[tuple[int, ...], tuple[int, ...]]:

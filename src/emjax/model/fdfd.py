@@ -213,7 +213,15 @@ class FDFD3D(_GridScenario):
         return c0 / self.frequency
 
     def cells_per_wavelength(self) -> list[tuple[str, float]]:
-        """(medium label, cells per wavelength in it) for every medium, coarsest spacing."""
+        """(medium label, cells per wavelength in it) for every medium, coarsest spacing.
+
+        The wavelength is c / (f |n|), |n| = |sqrt(eps mu)| with the losses (the scale
+        1 / |k| of a lossy medium's field). A dispersive medium (PoleMedium) is read at
+        the solve frequency, |n| = sqrt(|eps(f)|), and left out where Re eps(f) <= 0: a
+        metal, whose field decays within a skin depth and has no wavelength to resolve
+        (the rule of :func:`emjax.driver.advice.resolved_index`, which the time-domain
+        advice applies over a band).
+        """
         d = max(self.domain.spacing3)
         out = []
         for i, m in enumerate(self.media):
@@ -222,6 +230,11 @@ class FDFD3D(_GridScenario):
             n = abs((eps_c * mu_c) ** 0.5)
             label = m.name or ("background" if i == 0 else f"medium {i}")
             out.append((label, self.wavelength / n / d))
+        for i, m in enumerate(self.pole_media):
+            eps_c = complex(m.eps(self.frequency))
+            if eps_c.real > 0:  # a metal (Re eps <= 0) is left out: see above
+                out.append((m.name or f"dispersive medium {i}",
+                            self.wavelength / math.sqrt(abs(eps_c)) / d))
         return out
 
     @property
