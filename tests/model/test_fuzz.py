@@ -33,7 +33,7 @@ import numpy as np
 import pydantic
 import pytest
 import tomli_w
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from emjax import cli
@@ -703,6 +703,17 @@ def _cli(args: list[str]) -> tuple[int, str, str]:
     return rc, out.getvalue(), err.getvalue()
 
 
+VALID_TEXT = """type = "FDTD2D"
+polarization = "TMz"
+steps = 4
+domain = { shape = [8, 8], spacing = 1e-3 }
+boundary = { type = "PEC" }
+[[monitors]]
+type = "EnergyMonitor"
+name = "w"
+"""
+"""A document that loads and runs, drawn first by the command-line fuzz."""
+
 TARGETS = {"fresh": ("out.h5", True), "new folders": ("new/sub/out.h5", True),
            "a folder": ("afolder", False), "under a file": ("afile/out.h5", False),
            "the input": (None, False), "existing": ("old.h5", False),
@@ -718,6 +729,7 @@ def test_fuzzed_documents_through_the_command_line():
 
     @settings(max_examples=100, **_SETTINGS)
     @given(documents(), st.booleans(), targets)
+    @example((VALID_TEXT, ".toml", "valid"), False, "fresh")  # one run end to end, always
     def one(example, dry, target):
         text, suffix, what = example
         with tempfile.TemporaryDirectory() as tmp, contextlib.chdir(tmp):
