@@ -192,19 +192,34 @@ def debye_halfspace(spacings=(1e-4, 5e-5, 2.5e-5)) -> list[Check]:
     out, errs = [], []
     for d in spacings:
         f, r, r_ref = halfspace_reflection(water, d)
-        err_mag = float(np.max(np.abs(np.abs(r) - np.abs(r_ref))))
-        err_deg = float(np.max(np.abs(np.degrees(np.angle(r / r_ref)))))
-        errs.append(err_mag)
-        band = f"{f[0] / 1e9:.2g}-{f[-1] / 1e9:.3g} GHz"
-        out.append(Check(case, f"max ||r| - |r_Fresnel|| {band}, d = {d * 1e3:.3g} mm",
-                         err_mag, 0.005, "", err_mag <= 0.005, extra={"frequencies": len(f)}))
-        out.append(Check(case, f"max |phase error| {band}, d = {d * 1e3:.3g} mm", err_deg,
-                         1.0, "deg", err_deg <= 1.0))
-    if len(spacings) > 1:
-        order = float(np.polyfit(np.log(spacings), np.log(errs), 1)[0])
-        out.append(Check(case, "observed order of the |r| error with the cell size", order,
-                         1.7, "", order >= 1.7))
-    return out
+        errs.append(_spectrum_checks(out, case, "||r| - |r_Fresnel||", f, r, r_ref, d,
+                                     {"frequencies": len(f)}))
+    return out + _order_check(case, "|r|", spacings, errs)
+
+
+def _spectrum_checks(out: list, case: str, what: str, f, got, ref, d: float,
+                     extra: dict) -> float:
+    """Append the largest magnitude and phase errors of ``got`` against ``ref`` over the
+    frequencies ``f`` at cell size ``d`` to ``out`` (limits 0.005 and 1 degree); returns
+    the magnitude error."""
+    err_mag = float(np.max(np.abs(np.abs(got) - np.abs(ref))))
+    err_deg = float(np.max(np.abs(np.degrees(np.angle(got / ref)))))
+    band = f"{f[0] / 1e9:.2g}-{f[-1] / 1e9:.3g} GHz"
+    out.append(Check(case, f"max {what} {band}, d = {d * 1e3:.3g} mm", err_mag, 0.005, "",
+                     err_mag <= 0.005, extra=extra))
+    out.append(Check(case, f"max |phase error| {band}, d = {d * 1e3:.3g} mm", err_deg, 1.0,
+                     "deg", err_deg <= 1.0))
+    return err_mag
+
+
+def _order_check(case: str, what: str, spacings, errs) -> list[Check]:
+    """The observed order of the ``what`` error with the cell size (>= 1.7), when there
+    are several sizes."""
+    if len(spacings) < 2:
+        return []
+    order = float(np.polyfit(np.log(spacings), np.log(errs), 1)[0])
+    return [Check(case, f"observed order of the {what} error with the cell size", order,
+                  1.7, "", order >= 1.7)]
 
 
 LORENTZ_SLAB = {"eps_inf": 2.0, "delta_eps": 3.0, "f_0": 10e9, "delta_f": 1e9,
@@ -224,20 +239,9 @@ def lorentz_slab(spacings=(1e-4, 5e-5)) -> list[Check]:
     out, errs = [], []
     for d in spacings:
         f, t, t_ref, cells = slab_transmission(medium, d, s["thickness"])
-        err_mag = float(np.max(np.abs(np.abs(t) - np.abs(t_ref))))
-        err_deg = float(np.max(np.abs(np.degrees(np.angle(t / t_ref)))))
-        errs.append(err_mag)
-        band = f"{f[0] / 1e9:.2g}-{f[-1] / 1e9:.3g} GHz"
         extra = {"frequencies": len(f), "cells": cells, "min_abs_t": float(np.abs(t_ref).min())}
-        out.append(Check(case, f"max ||t| - |t_TMM|| {band}, d = {d * 1e3:.3g} mm",
-                         err_mag, 0.005, "", err_mag <= 0.005, extra=extra))
-        out.append(Check(case, f"max |phase error| {band}, d = {d * 1e3:.3g} mm", err_deg,
-                         1.0, "deg", err_deg <= 1.0))
-    if len(spacings) > 1:
-        order = float(np.polyfit(np.log(spacings), np.log(errs), 1)[0])
-        out.append(Check(case, "observed order of the |t| error with the cell size", order,
-                         1.7, "", order >= 1.7))
-    return out
+        errs.append(_spectrum_checks(out, case, "||t| - |t_TMM||", f, t, t_ref, d, extra))
+    return out + _order_check(case, "|t|", spacings, errs)
 
 CASES: dict[str, Callable[..., list[Check]]] = {"tissue-fit": tissue_fit,
                                                 "debye-halfspace": debye_halfspace,
