@@ -501,13 +501,17 @@ def test_bad_size_nonpositive():
 
 
 def test_bad_eps_r():
-    _fails(_with(background={"eps_r": -2.5}), "background.eps_r", "greater than 0",
-           "input_value=-2.5")
+    _fails(_with(background={"eps_r": -2.5}), "background.eps_r",
+           "greater than or equal to 0.000001", "input_value=-2.5")
+    _fails(_with(background={"eps_r": 1e12}), "background.eps_r",
+           "less than or equal to 1000000000")
 
 
 def test_bad_mu_r():
-    _fails(_with(background={"mu_r": 0.0}), "background.mu_r", "greater than 0",
-           "input_value=0.0")
+    _fails(_with(background={"mu_r": 0.0}), "background.mu_r",
+           "greater than or equal to 0.000001", "input_value=0.0")
+    # a denormal mu_r made mu0 mu_r / 2 underflow to zero in the lowering (fuzz)
+    _fails(_with(background={"mu_r": 5e-324}), "background.mu_r", "0.000001")
 
 
 def test_bad_sigma():
@@ -689,3 +693,18 @@ def test_gaussian_pulse_without_dc_has_zero_mean(f0):
     if f0 < 2 * w.fwidth:  # the plain pulse has a DC part worth removing
         plain = GaussianPulse(f0=f0, fwidth=0.5e9, remove_dc=False)(t)
         assert np.trapezoid(plain, t) > 1e-3 * np.trapezoid(np.abs(plain), t)
+
+
+def test_huge_radii_cover_everything_without_overflow():
+    """A radius of 1e300 squares past float64 (a Python float raised OverflowError in
+    the rasterizer, found by the fuzz): the shape now covers every point."""
+    import numpy as np
+
+    from emjax.model import Cylinder, Sphere
+    from emjax.model.scenario2d import Circle
+
+    x = np.linspace(-1.0, 1.0, 5)
+    for shape in (Sphere(radius=1e300), Cylinder(radius=1e300, length=1e300, axis="z")):
+        assert shape.inside(x, x, x).all()
+    assert Circle(radius=1e300).inside(x, x, None).all()
+    assert not Sphere(radius=0.5).inside(x, x, x).all()

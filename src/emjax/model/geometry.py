@@ -24,6 +24,14 @@ Label = Annotated[int, Field(ge=0, le=MAX_LABEL)]
 """A voxel label: 0 .. 2**31 - 1 (stored as int32)."""
 
 
+
+def square(v: float) -> np.float64:
+    """``v * v`` as a float64, inf past its range (a Python float's ``v**2`` raises
+    OverflowError: a radius of 1e300 covers the whole domain instead)."""
+    with np.errstate(over="ignore"):
+        return np.float64(v) * np.float64(v)
+
+
 class Box(EmModel):
     """An axis-aligned box; a zero size along an axis makes a plane or line."""
 
@@ -56,7 +64,7 @@ class Sphere(EmModel):
 
     def inside(self, x, y, z):
         cx, cy, cz = self.center
-        return (x - cx) ** 2 + (y - cy) ** 2 + (z - cz) ** 2 <= self.radius**2
+        return (x - cx) ** 2 + (y - cy) ** 2 + (z - cz) ** 2 <= square(self.radius)
 
 
 class Cylinder(EmModel):
@@ -92,7 +100,7 @@ class Cylinder(EmModel):
         dx, dy, dz = x - self.center[0], y - self.center[1], z - self.center[2]
         along = dx * a[0] + dy * a[1] + dz * a[2]
         radial2 = dx**2 + dy**2 + dz**2 - along**2
-        return (np.abs(along) <= self.length / 2) & (radial2 <= self.radius**2)
+        return (np.abs(along) <= self.length / 2) & (radial2 <= square(self.radius))
 
 
 class Ellipsoid(EmModel):

@@ -18,8 +18,11 @@ class Medium(EmModel):
     """
 
     type: Literal["Medium"] = "Medium"
-    eps_r: float = Field(1.0, gt=0, description="Relative permittivity (dimensionless, > 0).")
-    mu_r: float = Field(1.0, gt=0, description="Relative permeability (dimensionless, > 0).")
+    # Bounded so that eps0 eps_r and mu0 mu_r stay far from float64's under- and overflow.
+    eps_r: float = Field(1.0, ge=1e-6, le=1e9,
+                         description="Relative permittivity (dimensionless, 1e-6 to 1e9).")
+    mu_r: float = Field(1.0, ge=1e-6, le=1e9,
+                        description="Relative permeability (dimensionless, 1e-6 to 1e9).")
     sigma: float = Field(0.0, ge=0, description="Electric conductivity in S/m (>= 0).")
     sigma_m: float = Field(0.0, ge=0, description="Magnetic conductivity in ohm/m (>= 0).")
     name: str = Field("", description="Optional label used in reports.")

@@ -20,7 +20,7 @@ from pydantic import Field, PositiveFloat, PositiveInt, field_validator, model_v
 from ..constants import c0
 from .base import Axis, EmModel, Name
 from .boundaries import CPML
-from .geometry import Box, Cylinder, Ellipsoid, Sphere, Voxels
+from .geometry import Box, Cylinder, Ellipsoid, Sphere, Voxels, square
 from .media import PEC, Medium
 from .monitors import DFTMonitor, EnergyMonitor, FieldSnapshot, Probe
 from .scenario import MAX_STEPS, Domain, Structure, _TimeDomain, time_step_problems
@@ -79,7 +79,7 @@ class Circle(_Shape2D):
 
     def inside(self, x, y, z):
         del z
-        return (x - self.center[0]) ** 2 + (y - self.center[1]) ** 2 <= self.radius**2
+        return (x - self.center[0]) ** 2 + (y - self.center[1]) ** 2 <= square(self.radius)
 
 
 class Polygon(_Shape2D):
