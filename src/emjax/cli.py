@@ -7,7 +7,8 @@ commands that need it.
 
 Exit status: 0 success; 1 a validation record failed or a case raised an emjax
 error; 2 a usage or set-up problem (unknown name, invalid scenario), reported as
-one paragraph on stderr without a traceback.
+one paragraph on stderr without a traceback; 3 a defect of emjax itself (any other
+exception), one line too, the traceback only with ``EMJAX_DEBUG=1``.
 
 With ``--json``, ``validate`` and ``bench`` print exactly one JSON document on
 stdout, a list of records (``{"case", "metric", "value", "limit", "unit", "pass"}``
@@ -376,6 +377,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (EmjaxError, ValidationError) as e:
         print(f"emjax {args.command}: error: {error_message(e)}", file=sys.stderr)
         return 2
+    except Exception as e:  # a defect of emjax, not of the input: still no traceback
+        if os.environ.get("EMJAX_DEBUG"):
+            raise
+        print(f"emjax {args.command}: internal error: {type(e).__name__}: "
+              f"{error_message(e)[:300]}; this is a bug in emjax: please report it with the "
+              "scenario (EMJAX_DEBUG=1 shows the traceback)", file=sys.stderr)
+        return 3
 
 
 if __name__ == "__main__":  # pragma: no cover

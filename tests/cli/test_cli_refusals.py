@@ -102,3 +102,21 @@ def test_finite_run_writes_finite_results(tmp_path, capsys):
     assert rc == 0, errors
     energy = Results.load(out).monitors["m"].data["energy"]
     assert np.all(np.isfinite(energy)) and np.max(energy) > 0
+
+
+def test_a_defect_reaches_the_user_as_one_line(tmp_path, capsys, monkeypatch):
+    """An exception that is not an emjax error (a bug) ends with exit 3 and one line;
+    EMJAX_DEBUG=1 lets the traceback through."""
+    from emjax import registry
+
+    def broken(sim, **kwargs):
+        raise ZeroDivisionError("float division by zero")
+
+    monkeypatch.setattr(registry, "run", broken)
+    monkeypatch.delenv("EMJAX_DEBUG", raising=False)
+    doc = _doc(tmp_path)
+    rc, errors = _run([str(doc), "-o", str(tmp_path / "r.h5")], capsys)
+    assert rc == 3 and len(errors) == 1 and "internal error: ZeroDivisionError" in errors[0]
+    monkeypatch.setenv("EMJAX_DEBUG", "1")
+    with pytest.raises(ZeroDivisionError):
+        cli.main(["run", str(doc), "-o", str(tmp_path / "s.h5"), "--no-progress"])
