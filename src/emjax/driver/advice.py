@@ -82,8 +82,12 @@ class Spectrum:
     tail: float
 
     def band(self) -> tuple[float, float]:
-        """(lowest, highest) frequency in Hz within BAND_DB of the peak."""
+        """(lowest, highest) frequency in Hz within BAND_DB of the peak; (0, 0) for a
+        signal without one (all zero or not finite: a degenerate waveform such as
+        f0 = 1e-300, which the run itself will show)."""
         inside = np.flatnonzero(self.level >= 10 ** (BAND_DB / 20))
+        if inside.size == 0:
+            return 0.0, 0.0
         return float(self.f[inside[0]]), float(self.f[inside[-1]])
 
     def db(self, f: np.ndarray) -> np.ndarray:

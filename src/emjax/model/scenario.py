@@ -23,8 +23,11 @@ from .media import PEC, AnyMedium, Medium
 from .monitors import DFTMonitor, FieldSnapshot, Monitor, Probe
 from .sources import Source
 
-MAX_CELLS_PER_AXIS = 2**31 - 1
-"""Cells along one axis (grid indices are int32). Memory refuses far smaller grids."""
+MAX_CELLS_PER_AXIS = 2**24
+"""Cells along one axis: 16.7 million, far past any grid that fits in memory (which
+refuses much smaller ones), small enough that the lowering's per-axis coordinate
+arrays (128 MiB at most) never exhaust the host before the memory check (a fuzzed
+2D grid of 2**31 - 1 cells per axis did)."""
 MAX_STEPS = 10**9
 """Time steps of one run (the step counter is int32); about 30 years at 1 s per step."""
 
