@@ -233,17 +233,17 @@ class RunTargets:
 
 @contextlib.contextmanager
 def warnings_as_lines(command: str) -> Iterator[None]:
-    """Show each :class:`EmjaxWarning` as one line ``emjax <command>: warning: ...`` on
-    stderr, without the source line Python adds; other warnings as Python shows them."""
+    """Show each warning as one line ``emjax <command>: warning: ...`` on stderr,
+    without the source line Python adds: an :class:`EmjaxWarning` as its message,
+    any other (NumPy's overflow, a library's deprecation) with its category and the
+    place it came from."""
     with warnings.catch_warnings():  # restores showwarning on exit
-        python_show = warnings.showwarning
 
         def show(message, category, filename, lineno, file=None, line=None):
-            if issubclass(category, EmjaxWarning):
-                print(f"emjax {command}: warning: {' '.join(str(message).split())}",
-                      file=sys.stderr)
-            else:
-                python_show(message, category, filename, lineno, file, line)
+            text = " ".join(str(message).split())
+            if not issubclass(category, EmjaxWarning):
+                text = f"{category.__name__}: {text} ({Path(filename).name}:{lineno})"
+            print(f"emjax {command}: warning: {text}", file=sys.stderr)
 
         warnings.showwarning = show
         yield
