@@ -42,10 +42,11 @@ from ..io.atomic import atomic_path
 from .environment import environment
 
 FORMAT = "emjax-checkpoint"
-VERSION = 3
+VERSION = 4
 """2: states are named pytrees (FDTDState, DGAState), whose leaves come in field order.
 3: SHA-256 digests (per dataset and over step, scenario and datasets), verified on
-loading; groups ``state`` and ``record`` for every solver (FDFD too)."""
+loading; groups ``state`` and ``record`` for every solver (FDFD too).
+4: the FDTD's dispersive state is the carried form (fdtd/dispersive.py), not p and j."""
 
 GROUPS = ("state", "record")
 

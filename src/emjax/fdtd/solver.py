@@ -388,7 +388,7 @@ def _energy(E, H_old, H_new, w, disp=(), consts=None, setup=None):
         jnp.sum(wi * a * b) for wi, a, b in zip(w["H"], H_old, H_new, strict=True)
     )
     if disp:
-        total = total + dispersive.energy(disp, consts["disp"], setup.dispersive.boxes)
+        total = total + dispersive.energy(disp, consts["disp"], setup.dispersive.boxes, E)
     return total
 
 

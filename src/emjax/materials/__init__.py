@@ -7,8 +7,9 @@
 - :func:`fit_poles` (:mod:`.fit`): any of these, a measured table or a callable eps(f)
   fitted with passive Debye (and Lorentz) poles over a band.
 
-The media are :mod:`emjax.model.dispersion` models, **not yet accepted by the
-solvers** (issue 20's next step adds the FDTD update and the FDFD evaluation).
+The media are :mod:`emjax.model.dispersion` models: a :class:`PoleMedium` (or a fit's
+``.medium``) is a structure's medium in FDTD3D (the ADE update of
+:mod:`emjax.fdtd.dispersive`) and FDFD3D (eps(f) at the solve frequency).
 """
 
 from .fit import PoleFit, fit_poles
