@@ -50,3 +50,27 @@ def test_sar_depends_on_frequency(runs):
     assert whole[0] / whole[2] > 1.3 and peak[0] / peak[2] > 1.2, (whole, peak)
     # per watt accepted the tissue absorbs a positive fraction of at most 1 W
     assert np.all((bb.absorbed > 0.1) & (bb.absorbed <= 1.0)), bb.absorbed
+
+
+def test_coil_outputs_of_the_broadband_run(runs, tmp_path):
+    """``emjax run mri-coil-dispersive`` writes B1+ and SAR maps per frequency and the
+    broadband whole-body and peak 10 g SAR (the same numbers as the analysis)."""
+    import h5py
+
+    from emjax.scenarios.mri_maps import is_coil_run, write_coil_outputs
+
+    res, sim = runs["run"]
+    assert is_coil_run(res)
+    paths = write_coil_outputs(res, sim, tmp_path, stem="r")
+    names = [p.name for p in paths]
+    for f in ("64", "128", "300"):
+        assert {f"r_{f}MHz_b1plus.png", f"r_{f}MHz_sar.png", f"r_{f}MHz_b1_sar.h5"} <= set(names)
+    assert names[-1] == "r_broadband_sar.h5"
+    bb = runs["broadband"]
+    with h5py.File(paths[-1]) as h:
+        np.testing.assert_allclose(h["whole_sar"][()], bb.whole_sar, rtol=1e-12)
+        np.testing.assert_allclose(h["frequencies"][()], bb.frequencies)
+        assert h["sar"].shape == (3, *bb.rho.shape)
+    with h5py.File(tmp_path / "r_300MHz_b1_sar.h5") as h:
+        assert float(h.attrs["frequency"]) == 300e6
+        assert 0 < float(h.attrs["absorbed_in_box_w"]) <= 1.0

@@ -22,6 +22,15 @@ capacitors. Accepted power follows from each feed's current and E on its edge
 and SAR maps per watt accepted, and the files ``emjax run mri-coil`` writes of them, are
 in :mod:`emjax.scenarios.mri_maps`.
 
+Dispersive tissue (issue 20, built-in ``mri-coil-dispersive``,
+:func:`mri_coil_dispersive`): ``media=`` swaps every tissue for another medium of the
+same name; :func:`emjax.scenarios.dispersive.fitted_tissue` gives the Debye-pole fit
+of Gabriel's Cole-Cole model over 30-600 MHz (fitted once per process). Driven by one
+broadband pulse (:data:`BROADBAND_PULSE`) with DFTs at 64, 128 and 300 MHz on the head
+box and over the whole phantom (``body``), one run gives SAR per watt accepted at the
+three field strengths (:func:`emjax.scenarios.mri_maps.broadband_coil_sar`; checked by
+``emjax validate dispersive-sar``). The constant table below stays the default.
+
 Power balance (validation ``mri-power-balance``): with a pulse drive every transform
 is complete and accepted = absorbed + radiated holds to rounding (3e-5 measured at
 24 mm cells). A CW run's DFT monitors accumulate from t = 0 over a ramp and a cut-off

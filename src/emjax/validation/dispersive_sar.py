@@ -24,9 +24,10 @@
   the ``body`` monitor over its mass, W/kg per W accepted) against the reference
   (limit 2%) and peak 10 g SAR (limit 3%). Sizes: the full 312 x 328 x 325 grid at 4
   mm on a GPU; on a CPU the same phantom and coil at 16 mm cells (78 x 82 x 81, about
-  two minutes; the test runs 24 mm in about 40 s). Measured on the CPU: at 24 mm,
-  whole-phantom 0.04 / 0.007 / 0.011% and peak 10 g 0.03 / 0.005 / 0.005% at
-  64 / 128 / 300 MHz.
+  two minutes; the test runs 24 mm in about 40 s). Measured on the CPU (float32), at
+  64 / 128 / 300 MHz: at 16 mm (1459 steps) whole-phantom 0.011 / 0.002 / 0.004% and
+  peak 10 g 0.010 / 0.002 / 0.008%; at 24 mm whole-phantom 0.04 / 0.007 / 0.011% and
+  peak 10 g 0.03 / 0.005 / 0.005%.
 """
 
 from __future__ import annotations
@@ -48,8 +49,9 @@ def grid_for(spacing: float) -> tuple[int, int, int]:
 def dispersive_sar_runs(spacing: float, dtype: str = "float32") -> dict:
     """Run the dispersive phantom once and the constant-media references at each of its
     frequencies; return their :class:`~emjax.analysis.sar_broadband.BroadbandSar`
-    results ("broadband", "references": one per frequency), the "shape", "steps" and
-    the scenario "frequencies"."""
+    results ("broadband", "references": one per frequency), the "shape", "steps", the
+    scenario "frequencies" and the dispersive run itself ("run": its Results and
+    scenario)."""
     from ..scenarios.dispersive import frozen_tissue
     from ..scenarios.mri import BROADBAND_FREQUENCIES, mri_coil_dispersive
     from ..scenarios.mri_maps import broadband_coil_sar
@@ -59,7 +61,8 @@ def dispersive_sar_runs(spacing: float, dtype: str = "float32") -> dict:
     sim = sim.model_copy(update={"dtype": dtype})
     res = sim.run(progress=False)
     out = {"broadband": broadband_coil_sar(res, sim), "references": [],
-           "shape": shape, "steps": sim.num_steps, "frequencies": BROADBAND_FREQUENCIES}
+           "shape": shape, "steps": sim.num_steps, "frequencies": BROADBAND_FREQUENCIES,
+           "run": (res, sim)}
     for f in BROADBAND_FREQUENCIES:
         ref = mri_coil_dispersive(shape=shape, spacing=spacing, frequencies=(f,),
                                   media=partial(frozen_tissue, frequency=f),
