@@ -237,3 +237,54 @@ def test_coil_maps_conserve_power(tmp_path):
         assert 0.2 < absorbed <= 1.0
         assert h["sar"].shape == h["b1plus"].shape == h["rho"].shape
         assert float(h.attrs["b1plus_centre_ut"]) > 0
+
+
+def test_medium_conductivity_takes_a_dispersive_medium_at_its_frequency():
+    from emjax.analysis.sar import medium_conductivity
+    from emjax.model import PEC, Medium
+    from emjax.model.dispersion import DebyePole, PoleMedium
+
+    gel = PoleMedium(eps_inf=4.0, sigma=0.2, poles=[DebyePole(delta_eps=50.0, tau=1e-9)])
+    for f in (64e6, 300e6):
+        want = 0.2 + 2 * np.pi * f * 8.854187812813e-12 * 50.0 * (2 * np.pi * f * 1e-9) / (
+            1 + (2 * np.pi * f * 1e-9) ** 2)
+        assert medium_conductivity(gel, f) == pytest.approx(want, rel=1e-9)
+    assert medium_conductivity(Medium(eps_r=3.0, sigma=0.5), 1e9) == 0.5
+    assert medium_conductivity(PEC()) == 0.0
+    with pytest.raises(ValueError, match="dispersive: give the frequency"):
+        medium_conductivity(gel)
+
+
+def test_broadband_sar_of_a_uniform_dispersive_block():
+    """A block of one Debye medium filling the grid, uniform E of a different amplitude
+    at each of two frequencies: whole and peak 10 g SAR per watt accepted are
+    sigma_eff(f) |E|^2 / (2 rho) / P_acc(f) at each, with sigma_eff at that frequency."""
+    from emjax.analysis.sar_broadband import broadband_sar
+    from emjax.model import FDTD3D, PEC, Box, Domain, Structure
+    from emjax.model.dispersion import DebyePole, PoleMedium
+    from emjax.results import MonitorData
+
+    n, d, rho = 12, 5e-3, 1000.0
+    gel = PoleMedium(eps_inf=4.0, sigma=0.2, poles=[DebyePole(delta_eps=50.0, tau=1e-9)],
+                     name="gel")
+    sim = FDTD3D(domain=Domain(shape=(n, n, n), spacing=d, origin=(0.0, 0.0, 0.0)),
+                 structures=[Structure(geometry=Box(center=(n * d / 2,) * 3,
+                                                    size=(2 * n * d,) * 3), medium=gel)],
+                 boundary=PEC(), duration=1e-9)
+    node, half = np.arange(n) * d, (np.arange(n) + 0.5) * d  # the grid's own E edges
+    axes = {"Ex": (half, node, node), "Ey": (node, half, node), "Ez": (node, node, half)}
+    freqs, amp, accepted = np.array([64e6, 300e6]), np.array([10.0, 3.0]), [2.0, 0.5]
+    data, coords = {}, {"f": freqs}
+    for c, ax in axes.items():
+        shape = tuple(a.size for a in ax)
+        data[c] = (amp[:, None, None, None] * np.ones((2, *shape))).astype(complex)
+        coords.update({f"{a}_{c}": v for a, v in zip("xyz", ax, strict=True)})
+    md = MonitorData(name="box", kind="DFTMonitor", data=data, coords=coords)
+    out = broadband_sar(md, sim, {"gel": rho}, accepted)
+    want = gel.sigma_eff(freqs) * 3 * amp**2 / (2 * rho) / np.array(accepted)
+    np.testing.assert_allclose(out.whole_sar, want, rtol=1e-12)
+    np.testing.assert_allclose(out.peak10g, want, rtol=1e-12)
+    assert want[1] / want[0] > 0.2  # the frequencies differ by more than the amplitudes say
+    np.testing.assert_allclose(out.absorbed, want * rho * ((n - 1) * d) ** 3, rtol=1e-12)
+    with pytest.raises(ValueError, match="one positive power per frequency"):
+        broadband_sar(md, sim, {"gel": rho}, [1.0])

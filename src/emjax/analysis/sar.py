@@ -338,9 +338,23 @@ def box_flux(md, lo, hi, spacing, frequency_index: int = 0) -> float:
     return total
 
 
-def edge_conductivity(sim) -> dict[str, np.ndarray]:
-    """Per E component, the conductivity in S/m of every Yee edge of an FDTD3D scenario
-    (0 on PEC), as its rasterization paints it (sub-cell averaging is not applied)."""
+def medium_conductivity(medium, frequency: float | None = None) -> float:
+    """Conductivity in S/m that absorbs power in ``medium`` at ``frequency`` (Hz): a
+    dispersive medium's ``sigma_eff(f)`` (static sigma plus the poles' loss), a constant
+    medium's sigma, 0 for PEC. A dispersive medium needs the frequency."""
+    if hasattr(medium, "sigma_eff"):
+        if frequency is None:
+            raise ValueError(f"medium {getattr(medium, 'name', '') or type(medium).__name__!r}"
+                             " is dispersive: give the frequency at which to take its "
+                             "conductivity sigma_eff(f)")
+        return float(medium.sigma_eff(frequency))
+    return float(getattr(medium, "sigma", 0.0))
+
+
+def edge_media(sim):
+    """The rasterized media of an FDTD3D scenario (:class:`~emjax.grid.rasterize.
+    MaterialMap`: unique media and per-E-component index arrays), as its run paints
+    them (sub-cell averaging is not applied)."""
     from ..grid.rasterize import rasterize
     from ..grid.yee import YeeGrid
     from ..model import PMC
@@ -348,8 +362,17 @@ def edge_conductivity(sim) -> dict[str, np.ndarray]:
     dom = sim.domain
     extended = tuple(isinstance(hi, PMC) for _, hi in sim.faces)
     grid = YeeGrid(cells=dom.cells, spacing=dom.spacing3, lower=dom.lower, extended=extended)
-    mat = rasterize(grid, sim.background, sim.structures)
-    table = np.array([float(getattr(m, "sigma", 0.0)) for m in mat.media])
+    return rasterize(grid, sim.background, sim.structures)
+
+
+def edge_conductivity(sim, frequency: float | None = None, materials=None
+                      ) -> dict[str, np.ndarray]:
+    """Per E component, the conductivity in S/m of every Yee edge of an FDTD3D scenario
+    (0 on PEC) at ``frequency`` Hz (:func:`medium_conductivity`; needed when a medium is
+    dispersive). ``materials``: :func:`edge_media`'s result, to rasterize once for
+    several frequencies."""
+    mat = edge_media(sim) if materials is None else materials
+    table = np.array([medium_conductivity(m, frequency) for m in mat.media])
     return {c: table[mat.index[c]] for c in ("Ex", "Ey", "Ez")}
 
 
@@ -416,7 +439,8 @@ def edge_power_density(md, sigma: dict[str, np.ndarray], lower, spacing,
 
 __all__ = [
     "absorbed_power", "average_sar", "b1_minus", "b1_plus", "box_flux", "cell_centres",
-    "edge_conductivity", "edge_power_density", "interpolate_axis", "local_sar", "peak_average_sar",
+    "edge_conductivity", "edge_media", "edge_power_density", "interpolate_axis", "local_sar",
+    "medium_conductivity", "peak_average_sar",
     "power_density", "quasi_static_internal_field", "sphere_absorbed_power",
     "sphere_internal_field", "to_common_grid", "yee_absorbed_power",
 ]

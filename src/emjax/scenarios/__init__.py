@@ -22,6 +22,12 @@ _BUILDERS = {
     "mri-coil": ("mri", "mri_coil",
                  "seed 001: synthetic body phantom in an 8-port head coil at 128 MHz, "
                  "312x328x325 cells"),
+    "mri-coil-dispersive": ("mri", "mri_coil_dispersive",
+                            "mri-coil with dispersive tissue (Gabriel, Debye fits) and one "
+                            "broadband pulse: SAR at 64, 128 and 300 MHz from one run"),
+    "head-900mhz-dispersive": ("dispersive", "head_900mhz_dispersive",
+                               "head-900mhz with dispersive tissue (Gabriel, Debye fits over "
+                               "0.3-3 GHz): change its frequency, the tissue follows"),
 }
 """name -> (module in this package, function building the scenario, description)."""
 

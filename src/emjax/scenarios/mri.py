@@ -22,6 +22,15 @@ capacitors. Accepted power follows from each feed's current and E on its edge
 and SAR maps per watt accepted, and the files ``emjax run mri-coil`` writes of them, are
 in :mod:`emjax.scenarios.mri_maps`.
 
+Dispersive tissue (issue 20, built-in ``mri-coil-dispersive``,
+:func:`mri_coil_dispersive`): ``media=`` swaps every tissue for another medium of the
+same name; :func:`emjax.scenarios.dispersive.fitted_tissue` gives the Debye-pole fit
+of Gabriel's Cole-Cole model over 30-600 MHz (fitted once per process). Driven by one
+broadband pulse (:data:`BROADBAND_PULSE`) with DFTs at 64, 128 and 300 MHz on the head
+box and over the whole phantom (``body``), one run gives SAR per watt accepted at the
+three field strengths (:func:`emjax.scenarios.mri_maps.broadband_coil_sar`; checked by
+``emjax validate dispersive-sar``). The constant table below stays the default.
+
 Power balance (validation ``mri-power-balance``): with a pulse drive every transform
 is complete and accepted = absorbed + radiated holds to rounding (3e-5 measured at
 24 mm cells). A CW run's DFT monitors accumulate from t = 0 over a ramp and a cut-off
@@ -43,6 +52,7 @@ conductivity arrays (800 MB).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -62,9 +72,18 @@ from ..model import (
     Probe,
     Structure,
 )
+from ..model.dispersion import PoleMedium
 
 LARMOR_3T = 128e6
 """Proton Larmor frequency at 3 T in Hz (rounded, as MRI papers quote it)."""
+BROADBAND_FREQUENCIES = (64e6, 128e6, 300e6)
+"""Larmor frequencies at 1.5, 3 and 7 T in Hz (rounded): ``mri-coil-dispersive``'s DFTs."""
+BROADBAND_PULSE = (170e6, 65e6)
+"""(f0, spectral sigma) in Hz of ``mri-coil-dispersive``'s pulse. Its zero-mean form
+(``remove_dc``) weighs the spectrum by f, so this centre puts 64 and 300 MHz 20 and 12
+dB below the peak. A cos carrier of phase a has spectrum e^{ja} G(f - f0) + e^{-ja}
+G(f + f0): at 64 MHz the second (counter-rotating) term is exp(-2 f f0 / sigma²) =
+0.6% of the first, the drive's departure from pure quadrature there."""
 
 TISSUES_128MHZ: dict[str, tuple[float, float, float]] = {
     # name: (eps_r, sigma in S/m, density in kg/m^3)
@@ -89,41 +108,50 @@ def density(medium_name: str) -> float:
     return TISSUES_128MHZ.get(medium_name, (0.0, 0.0, 0.0))[2]
 
 
-def _shells(make, layers: list[tuple[str, float]]) -> list[Structure]:
+TissueMedia = Callable[[str], Medium | PoleMedium]
+"""A tissue name of :data:`TISSUES_128MHZ` -> the medium the phantom gives it."""
+
+
+def _shells(make, layers: list[tuple[str, float]], media: TissueMedia) -> list[Structure]:
     """Nested structures, outermost first: ``make(inset)`` gives the shape shrunk by
     ``inset`` metres, and each (tissue, thickness) layer fills down to the next inset."""
     out, inset = [], 0.0
     for name, thickness in layers:
-        out.append(Structure(geometry=make(inset), medium=tissue(name)))
+        out.append(Structure(geometry=make(inset), medium=media(name)))
         inset += thickness
     return out
 
 
-def phantom(head_center: tuple[float, float, float] = (0.0, 0.0, 0.33)) -> list[Structure]:
-    """Torso, neck and head as nested tissue structures (later ones win), metres."""
+def phantom(head_center: tuple[float, float, float] = (0.0, 0.0, 0.33),
+            media: TissueMedia = tissue) -> list[Structure]:
+    """Torso, neck and head as nested tissue structures (later ones win), metres.
+
+    ``media`` gives each tissue's medium: :func:`tissue` (constant, 128 MHz) by default,
+    :func:`~emjax.scenarios.dispersive.fitted_tissue` for dispersive tissue.
+    """
     hx, hy, hz = head_center
     torso_top = hz - 0.21
     structures = _shells(
         lambda d: Ellipsoid(center=(hx, hy, torso_top - 0.90),
                             semi_axes=(0.17 - d, 0.11 - d, 0.90 - d)),
-        [("skin", 0.004), ("fat", 0.012), ("muscle", 0.0)],
+        [("skin", 0.004), ("fat", 0.012), ("muscle", 0.0)], media,
     )
     structures.append(Structure(  # spine
         geometry=Cylinder(center=(hx, hy - 0.06, torso_top - 0.40), radius=0.015,
                           length=0.80, axis="z"),
-        medium=tissue("bone")))
+        medium=media("bone")))
     structures += _shells(
         lambda d: Cylinder(center=(hx, hy, torso_top + 0.07), radius=0.055 - d,
                            length=0.16, axis="z"),
-        [("skin", 0.004), ("muscle", 0.0)],
+        [("skin", 0.004), ("muscle", 0.0)], media,
     )
     structures.append(Structure(
         geometry=Cylinder(center=(hx, hy - 0.015, torso_top + 0.07), radius=0.012,
                           length=0.16, axis="z"),
-        medium=tissue("bone")))
+        medium=media("bone")))
     structures += _shells(
         lambda d: Ellipsoid(center=head_center, semi_axes=(0.075 - d, 0.095 - d, 0.115 - d)),
-        [("skin", 0.004), ("bone", 0.006), ("csf", 0.004), ("brain", 0.0)],
+        [("skin", 0.004), ("bone", 0.006), ("csf", 0.004), ("brain", 0.0)], media,
     )
     return structures
 
@@ -166,7 +194,8 @@ def coil_sources(head_center: tuple[float, float, float] = (0.0, 0.0, 0.33),
 
 def coil(domain: Domain, head_center: tuple[float, float, float], radius: float = 0.14,
          rung_length: float = 0.20, rungs: int = 8, drive: str = "cw",
-         frequency: float = LARMOR_3T) -> tuple[list[EdgeSource], list[Structure]]:
+         frequency: float = LARMOR_3T, fwidth: float = 50e6
+         ) -> tuple[list[EdgeSource], list[Structure]]:
     """The coil on ``domain``'s grid: rung ports and the PEC rungs they feed.
 
     Each rung is a PEC wire (a line of Ez edges: a box thinner than a cell around one
@@ -181,7 +210,7 @@ def coil(domain: Domain, head_center: tuple[float, float, float], radius: float 
     """
     lower, d = domain.lower, domain.spacing3
     out, wires = [], []
-    for s in coil_sources(head_center, radius, rungs, frequency, drive=drive):
+    for s in coil_sources(head_center, radius, rungs, frequency, drive=drive, fwidth=fwidth):
         x = _snap(s.position[0], lower[0], d[0])
         y = _snap(s.position[1], lower[1], d[1])
         z = _snap(s.position[2], lower[2], d[2], 0.5)
@@ -198,14 +227,20 @@ def coil(domain: Domain, head_center: tuple[float, float, float], radius: float 
 
 def mri_coil(shape: tuple[int, int, int] = (312, 328, 325), spacing: float = 4e-3,
              pml: int = 10, periods: float = 30.0, strategy: str = "combined",
-             drive: str = "cw", balance_box: bool = False) -> FDTD3D:
+             drive: str = "cw", balance_box: bool = False, *,
+             media: TissueMedia = tissue, frequencies: Sequence[float] = (LARMOR_3T,),
+             f0: float = LARMOR_3T, fwidth: float = 50e6, body_box: bool = False,
+             name: str = "mri-coil") -> FDTD3D:
     """The seed-001 MRI benchmark as an :class:`FDTD3D` (see the module docstring).
 
     ``pml`` cells of CPML on every face; ``periods`` of the 128 MHz drive are simulated
-    (``drive="pulse"``: a Gaussian pulse and its ring-down instead, see
-    :func:`coil_sources`). Monitors: a DFT of all six components at 128 MHz on the box
-    around the head, and a probe on every rung's feed edge (its E gives the port
-    voltage). ``balance_box`` adds the DFT box of :func:`power_balance`.
+    (``drive="pulse"``: a Gaussian pulse centred on ``f0`` Hz, spectral sigma ``fwidth``
+    Hz, and its ring-down instead, see :func:`coil_sources`). Monitors: a DFT of all
+    six components at ``frequencies`` (Hz) on the box around the head, and a probe on
+    every rung's feed edge (its E gives the port voltage). ``balance_box`` adds the DFT
+    box of :func:`power_balance`, ``body_box`` a DFT of E over the whole phantom inside
+    the interior (:func:`body_box`, for whole-body SAR). ``media`` gives each tissue's
+    medium (:func:`phantom`).
     """
     # The head sits at z = 0.33 m (torso below, into the lower CPML) unless the grid is
     # too short: then the coil and the balance box's top (0.16 m above the head centre)
@@ -213,34 +248,73 @@ def mri_coil(shape: tuple[int, int, int] = (312, 328, 325), spacing: float = 4e-
     top = 0.5 * shape[2] * spacing - (pml + 3) * spacing
     head = (0.0, 0.0, min(0.33, top - 0.19))
     domain = Domain(shape=shape, spacing=spacing)
-    sources, wires = coil(domain, head, drive=drive)
+    sources, wires = coil(domain, head, drive=drive,
+                          frequency=f0 if drive == "pulse" else LARMOR_3T, fwidth=fwidth)
+    frequencies = [float(f) for f in frequencies]
     monitors = [
         DFTMonitor(name="head", center=head, size=(0.32, 0.32, 0.26),
                    components=["Ex", "Ey", "Ez", "Hx", "Hy", "Hz"],
-                   frequencies=[LARMOR_3T]),
+                   frequencies=frequencies),
         Probe(name="ports", positions=[s.position for s in sources], components=["Ez"]),
     ]
+    d = np.asarray(domain.spacing3)
     if balance_box:
         lo, hi = _balance_box(domain, head)
-        d = np.asarray(domain.spacing3)
         monitors.append(DFTMonitor(
             name="balance", center=tuple(0.5 * (lo + hi)), size=tuple(hi - lo + d),
-            components=["Ex", "Ey", "Ez", "Hx", "Hy", "Hz"], frequencies=[LARMOR_3T]))
+            components=["Ex", "Ey", "Ez", "Hx", "Hy", "Hz"], frequencies=frequencies))
+    if body_box:
+        lo, hi = _body_box(domain, head, pml)
+        monitors.append(DFTMonitor(
+            name="body", center=tuple(0.5 * (lo + hi)), size=tuple(hi - lo),
+            components=["Ex", "Ey", "Ez"], frequencies=frequencies))
     if drive == "pulse":
         w = sources[0].waveform
         duration = 2 * w.offset * w.tau + 20e-9  # the pulse, then the ring-down
     else:
         duration = periods / LARMOR_3T
     return FDTD3D(
-        name="mri-coil",
+        name=name,
         domain=domain,
-        structures=phantom(head) + wires,
+        structures=phantom(head, media) + wires,
         sources=sources,
         monitors=monitors,
         boundary=CPML(thickness=pml),
         duration=duration,
         cpml_strategy=strategy,
     )
+
+
+def mri_coil_dispersive(**options) -> FDTD3D:
+    """``mri-coil`` with dispersive tissue (Debye fits of Gabriel's models over
+    30-600 MHz, :mod:`emjax.scenarios.dispersive`) driven by one broadband pulse
+    (:data:`BROADBAND_PULSE`), with DFTs at :data:`BROADBAND_FREQUENCIES` on the head
+    box and on the whole phantom (``body``): one run gives the SAR maps of 1.5, 3 and
+    7 T (:func:`emjax.scenarios.mri_maps.broadband_coil_sar`). ``options`` go to
+    :func:`mri_coil` (shape, spacing, ...)."""
+    from .dispersive import fitted_tissue
+
+    f0, fwidth = BROADBAND_PULSE
+    kwargs = dict(drive="pulse", media=fitted_tissue, frequencies=BROADBAND_FREQUENCIES,
+                  f0=f0, fwidth=fwidth, body_box=True, name="mri-coil-dispersive")
+    return mri_coil(**{**kwargs, **options})
+
+
+def _body_box(domain: Domain, head: tuple[float, float, float], pml: int
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """Corners (m, on grid nodes) of the box around the whole phantom (x within
+    0.17 m and y within 0.11 m of the head's axis, z up to the crown), cut one cell
+    inside the CPML: the tissue that the SAR maps can see."""
+    lower, d, n = np.asarray(domain.lower), np.asarray(domain.spacing3), domain.cells
+    inner_lo = lower + (pml + 1) * d
+    inner_hi = lower + (np.asarray(n) - pml - 1) * d
+    want_lo = np.array([head[0] - 0.17, head[1] - 0.11, -np.inf])
+    want_hi = np.array([head[0] + 0.17, head[1] + 0.11, head[2] + 0.115])
+    lo = np.maximum(want_lo, inner_lo)
+    hi = np.minimum(want_hi, inner_hi)
+    lo = lower + np.floor((lo - lower) / d + 1e-9) * d
+    hi = lower + np.ceil((hi - lower) / d - 1e-9) * d
+    return np.maximum(lo, inner_lo), np.minimum(hi, inner_hi)
 
 
 def _balance_box(domain: Domain, head: tuple[float, float, float],
@@ -266,6 +340,28 @@ def port_power(current: np.ndarray, e_dft: np.ndarray, dl: float) -> float:
     shift the accepted power by about that ratio times 0.3%.
     """
     return float(-0.5 * np.real(np.sum(np.asarray(e_dft) * dl * np.conj(current))))
+
+
+def port_field(md, sources: Sequence[EdgeSource], frequency_index: int = 0) -> np.ndarray:
+    """The DFT of Ez (V/m*s) on each feed edge, from a DFT monitor that holds the feeds
+    (the head or balance box; the feeds sit on Ez samples)."""
+    ez, (xs, ys, zs) = md.array("Ez")[frequency_index], md.axes("Ez")
+    return np.array([ez[np.argmin(np.abs(xs - p.position[0])),
+                        np.argmin(np.abs(ys - p.position[1])),
+                        np.argmin(np.abs(zs - p.position[2]))] for p in sources])
+
+
+def accepted_power(res, sim: FDTD3D, monitor: str = "head") -> np.ndarray:
+    """Accepted power of a pulsed run at each frequency of the DFT ``monitor``, in W
+    times the squared DFT scale (:func:`port_power` of :func:`port_field` and
+    :func:`current_dft`); shape (nf,)."""
+    md = res[monitor]
+    dt = float(res.metadata.get("dt", sim.dt))
+    steps = int(res.metadata.get("steps", sim.num_steps))
+    return np.array([
+        port_power(current_dft(sim.sources, dt, steps, float(f)),
+                   port_field(md, sim.sources, i), sim.domain.spacing3[2])
+        for i, f in enumerate(np.atleast_1d(md.coords["f"]))])
 
 
 def current_dft(sources: list[EdgeSource], dt: float, steps: int,
@@ -333,11 +429,7 @@ def power_balance(spacing: float = 4e-3, shape: tuple[int, int, int] | None = No
     head = sim.monitors[0].center
     lo, hi = _balance_box(sim.domain, head)
     d = sim.domain.spacing3
-    # E on each feed edge, from the balance box (the feeds sit on Ez samples).
-    ez, (xs, ys, zs) = md.array("Ez")[0], md.axes("Ez")
-    e_port = np.array([ez[np.argmin(np.abs(xs - p.position[0])),
-                          np.argmin(np.abs(ys - p.position[1])),
-                          np.argmin(np.abs(zs - p.position[2]))] for p in sim.sources])
+    e_port = port_field(md, sim.sources)  # E on each feed edge, from the balance box
     accepted = port_power(current_dft(sim.sources, s.dt, s.steps), e_port, d[2])
     # The same with the current's samples booked at E's times, (n + 1) dt: what ignoring
     # the leapfrog's half step costs (kept for the report).
@@ -350,15 +442,21 @@ def power_balance(spacing: float = 4e-3, shape: tuple[int, int, int] | None = No
 
 
 __all__ = [
+    "BROADBAND_FREQUENCIES",
+    "BROADBAND_PULSE",
     "LARMOR_3T",
     "TISSUES_128MHZ",
+    "TissueMedia",
+    "accepted_power",
     "accepted_power_cw",
     "coil",
     "coil_sources",
     "current_dft",
     "density",
     "mri_coil",
+    "mri_coil_dispersive",
     "phantom",
+    "port_field",
     "port_power",
     "power_balance",
     "steady_phasors",

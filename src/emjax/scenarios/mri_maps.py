@@ -1,8 +1,11 @@
 """B1+ and SAR maps of an ``mri-coil`` run (:mod:`emjax.scenarios.mri`), per watt accepted.
 
 :func:`coil_maps` turns the head DFT monitor and the port probe of a run into |B1+|,
-local and 10 g SAR on the cell centres, normalised to 1 W of accepted power;
-:func:`write_coil_outputs` writes them as PNG slices and one HDF5 file. The output hook
+local and 10 g SAR on the cell centres, normalised to 1 W of accepted power, at one
+of the monitor's frequencies; :func:`write_coil_outputs` writes them as PNG slices and
+one HDF5 file per frequency. A pulsed run with a ``body`` monitor
+(``mri-coil-dispersive``) also gets whole-body and peak 10 g SAR at every frequency
+(:func:`broadband_coil_sar`, written as ``<stem>_broadband_sar.h5``). The output hook
 :func:`coil_outputs` (registered with :mod:`emjax.outputs`) does so for every run that
 has what the maps need, so ``emjax run mri-coil`` writes them without the command line
 knowing the scenario.
@@ -18,8 +21,10 @@ import numpy as np
 from ..outputs import register_output
 from .mri import (
     TISSUES_128MHZ,
+    accepted_power,
     accepted_power_cw,
     current_dft,
+    port_field,
     port_power,
 )
 
@@ -28,34 +33,42 @@ if TYPE_CHECKING:
     from ..results import MonitorData, Results
 
 _MAP_KEYS = ("x", "y", "z", "b1plus", "sar", "sar10g", "sigma", "rho", "tissue")
-_SCALAR_KEYS = ("accepted_power_w", "head_sar_w_per_kg", "absorbed_in_box_w",
+_SCALAR_KEYS = ("frequency", "accepted_power_w", "head_sar_w_per_kg", "absorbed_in_box_w",
                 "peak10g_w_per_kg", "b1plus_centre_ut")
 
 
-def tissue_maps(sim: FDTD3D, axes: tuple[np.ndarray, np.ndarray, np.ndarray]
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(sigma S/m, density kg/m³, tissue id) at the points of a grid ``axes`` (m), painted
-    from the scenario's structures in order (later ones win, as rasterization does);
-    id -1 is air or PEC, otherwise an index into :data:`TISSUES_128MHZ`."""
+def tissue_maps(sim: FDTD3D, axes: tuple[np.ndarray, np.ndarray, np.ndarray],
+                frequency: float = 128e6) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(sigma S/m at ``frequency`` Hz, density kg/m³, tissue id) at the points of a grid
+    ``axes`` (m), painted from the scenario's structures in order (later ones win, as
+    rasterization does); id -1 is air or PEC, otherwise an index into
+    :data:`TISSUES_128MHZ`. sigma is each structure's own medium's (a dispersive
+    tissue's sigma_eff at ``frequency``)."""
+    from ..analysis.sar import medium_conductivity
+    from ..analysis.sar_broadband import structure_map
+
     names = list(TISSUES_128MHZ)
-    X, Y, Z = np.meshgrid(*axes, indexing="ij")
-    ident = np.full(X.shape, -1, np.int16)
-    for st in sim.structures:
-        name = getattr(st.medium, "name", None)
-        ident[st.geometry.inside(X, Y, Z)] = names.index(name) if name in names else -1
-    sig = np.array([TISSUES_128MHZ[n][1] for n in names] + [0.0])
-    rho = np.array([TISSUES_128MHZ[n][2] for n in names] + [0.0])
-    return sig[ident], rho[ident], ident
+    media = [st.medium for st in sim.structures]
+    tissue = [names.index(m.name) if getattr(m, "name", None) in names else -1
+              for m in media]
+    where = structure_map(sim, axes)
+    ident = np.array([*tissue, -1], np.int16)[where]
+    sig = np.array([medium_conductivity(m, frequency) if t >= 0 else 0.0
+                    for m, t in zip(media, tissue, strict=True)] + [0.0])
+    rho = np.array([TISSUES_128MHZ[names[t]][2] if t >= 0 else 0.0 for t in tissue] + [0.0])
+    return sig[where], rho[where], ident
 
 
-def _normalisation(res: Results, sim: FDTD3D, md: MonitorData) -> tuple[complex, float, float]:
+def _normalisation(res: Results, sim: FDTD3D, md: MonitorData, frequency_index: int = 0
+                   ) -> tuple[complex, float, float]:
     """(phasor scale per sqrt(W) of the DFT fields, accepted power in the run's DFT units,
-    accepted power in W for 1 A rungs); see :func:`coil_maps`."""
+    accepted power in W for 1 A rungs) at one frequency of ``md``; see :func:`coil_maps`."""
     from ..model import ContinuousWave
 
     dt = float(res.metadata.get("dt", sim.dt))
     steps = int(res.metadata.get("steps", sim.num_steps))
-    i_dft = current_dft(sim.sources, dt, steps)
+    frequency = float(np.atleast_1d(md.coords["f"])[frequency_index])
+    i_dft = current_dft(sim.sources, dt, steps, frequency)
     if all(isinstance(s.waveform, ContinuousWave) for s in sim.sources):
         power = accepted_power_cw(res, sim)
         phasor = np.array([s.amplitude * np.exp(1j * (s.waveform.phase - np.pi / 2))
@@ -63,13 +76,10 @@ def _normalisation(res: Results, sim: FDTD3D, md: MonitorData) -> tuple[complex,
         scale = complex(np.mean(i_dft / phasor))
         watts = power
     else:
-        ez, (xs, ys, zs) = md.array("Ez")[0], md.axes("Ez")
-        e_port = np.array([ez[np.argmin(np.abs(xs - p.position[0])),
-                              np.argmin(np.abs(ys - p.position[1])),
-                              np.argmin(np.abs(zs - p.position[2]))] for p in sim.sources])
+        e_port = port_field(md, sim.sources, frequency_index)
         power = port_power(i_dft, e_port, sim.domain.spacing3[2])
         scale = 1.0
-        # per 1 A rung currents at 128 MHz: divide by the squared current spectrum
+        # per 1 A rung currents at this frequency: divide by the squared current spectrum
         amp = np.array([s.amplitude for s in sim.sources])
         watts = power / float(np.mean(np.abs(i_dft) / amp)) ** 2
     if not power > 0:
@@ -78,8 +88,10 @@ def _normalisation(res: Results, sim: FDTD3D, md: MonitorData) -> tuple[complex,
     return 1.0 / (scale * np.sqrt(power)), power, watts
 
 
-def coil_maps(res: Results, sim: FDTD3D, monitor: str = "head") -> dict[str, Any]:
-    """B1+ and SAR maps of an ``mri-coil`` run, normalised to 1 W of accepted power.
+def coil_maps(res: Results, sim: FDTD3D, monitor: str = "head", frequency_index: int = 0
+              ) -> dict[str, Any]:
+    """B1+ and SAR maps of an ``mri-coil`` run, normalised to 1 W of accepted power, at
+    the monitor's frequency ``frequency_index`` (``frequency`` in the result, Hz).
 
     Fields of the DFT ``monitor`` are moved to cell centres; accepted power comes from
     the ports (CW: steady-state phasors, :func:`~emjax.scenarios.mri.accepted_power_cw`;
@@ -111,14 +123,16 @@ def coil_maps(res: Results, sim: FDTD3D, monitor: str = "head") -> dict[str, Any
     comps = ("Ex", "Ey", "Ez", "Hx", "Hy", "Hz")
     axes = {c: md.axes(c) for c in comps}
     target = cell_centres(axes)
-    f = to_common_grid({c: md.array(c)[0] for c in comps}, axes, target)
-    norm, _, watts = _normalisation(res, sim, md)  # phasors per sqrt(W)
+    i = frequency_index
+    frequency = float(np.atleast_1d(md.coords["f"])[i])
+    f = to_common_grid({c: md.array(c)[i] for c in comps}, axes, target)
+    norm, _, watts = _normalisation(res, sim, md, i)  # phasors per sqrt(W)
     b1 = b1_plus(f["Hx"] * norm, f["Hy"] * norm)
-    sigma, rho, ident = tissue_maps(sim, target)
+    sigma, rho, ident = tissue_maps(sim, target, frequency)
     # Loss formed on the Yee edges with their own conductivities, then moved to the
     # cell centres (edge_power_density says why not E first).
-    p = edge_power_density(md, edge_conductivity(sim), sim.domain.lower,
-                           sim.domain.spacing3, target) * abs(norm) ** 2
+    p = edge_power_density(md, edge_conductivity(sim, frequency), sim.domain.lower,
+                           sim.domain.spacing3, target, frequency_index=i) * abs(norm) ** 2
     sar = np.where(rho > 0, p / np.where(rho > 0, rho, 1.0), 0.0)
     dv = float(np.prod(sim.domain.spacing3))
     head = ident >= 0
@@ -130,7 +144,7 @@ def coil_maps(res: Results, sim: FDTD3D, monitor: str = "head") -> dict[str, Any
         "center", sim.monitors[0].center), strict=True))
     return {"x": target[0], "y": target[1], "z": target[2], "b1plus": b1, "sar": sar,
             "sar10g": sar10, "sigma": sigma, "rho": rho, "tissue": ident,
-            "accepted_power_w": watts,
+            "frequency": frequency, "accepted_power_w": watts,
             "head_sar_w_per_kg": (float(np.sum(p[head]) / np.sum(rho[head]))
                                   if head.any() else 0.0),
             "absorbed_in_box_w": float(np.sum(p[head]) * dv),
@@ -163,8 +177,8 @@ def _slices_png(maps: dict[str, Any], key: str, label: str, data: np.ndarray, st
         ax.set_aspect("equal")
         ax.set(xlabel=lu, ylabel=lv, title=title)
     fig.colorbar(im, ax=fig.axes, label=label, shrink=0.8)
-    fig.suptitle(f"{stem}: {label}; accepted power {maps['accepted_power_w']:.3g} W "
-                 "for 1 A rungs")
+    fig.suptitle(f"{stem}: {label} at {maps['frequency'] / 1e6:.4g} MHz; accepted power "
+                 f"{maps['accepted_power_w']:.3g} W for 1 A rungs")
     fig.savefig(path, format="png", dpi=110)
     return path
 
@@ -185,22 +199,63 @@ def _maps_h5(maps: dict[str, Any], path: Path) -> Path:
     return path
 
 
+def broadband_coil_sar(res: Results, sim: FDTD3D, monitor: str = "body"):
+    """Whole-body and peak 10 g SAR per watt accepted at every frequency of a pulsed
+    coil run (:func:`emjax.analysis.sar_broadband.broadband_sar` on the DFT ``monitor``,
+    accepted power from the ports at the same frequencies,
+    :func:`~emjax.scenarios.mri.accepted_power`, read on the head box)."""
+    from ..analysis.sar_broadband import broadband_sar
+
+    md = res[monitor]
+    if not np.allclose(np.atleast_1d(md.coords["f"]), np.atleast_1d(res["head"].coords["f"])):
+        raise ValueError(f"monitors '{monitor}' and 'head' hold different frequencies; "
+                         "give both the same list")
+    densities = {name: v[2] for name, v in TISSUES_128MHZ.items()}
+    return broadband_sar(md, sim, densities, accepted_power(res, sim, "head"))
+
+
+def _broadband_h5(sar, path: Path) -> Path:
+    """A :class:`~emjax.analysis.sar_broadband.BroadbandSar` in one HDF5 file."""
+    import dataclasses
+
+    import h5py
+
+    with h5py.File(path, "w") as h:
+        for key, value in dataclasses.asdict(sar).items():
+            h.create_dataset(key, data=value,
+                             compression="gzip" if np.ndim(value) >= 3 else None)
+        h["frequencies"].attrs["unit"] = "Hz"
+        for key in ("sar", "sar10g", "whole_sar", "peak10g"):
+            h[key].attrs["unit"] = "W/kg per W accepted"
+    return path
+
+
 def write_coil_outputs(res: Results, sim: FDTD3D, directory: str | Path,
                        stem: str = "mri-coil") -> list[Path]:
     """PNG slices of |B1+| and local SAR, and an HDF5 file of both, per 1 W accepted.
 
     Writes ``<stem>_b1plus.png``, ``<stem>_sar.png`` (axial, coronal and sagittal cuts
     through the head monitor's centre) and ``<stem>_b1_sar.h5`` into ``directory``;
-    returns their paths.
+    with several frequencies, one set per frequency, ``<stem>_<f>MHz_...``. A pulsed run
+    with a ``body`` monitor adds ``<stem>_broadband_sar.h5``
+    (:func:`broadband_coil_sar`). Returns the paths.
     """
-    maps = coil_maps(res, sim)
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
-    paths = [_slices_png(maps, key, label, data, stem, out / f"{stem}_{key}.png")
-             for key, label, data in (
-                 ("b1plus", "|B1+| (µT/√W)", np.abs(maps["b1plus"]) * 1e6),
-                 ("sar", "local SAR (W/kg per W accepted)", maps["sar"]))]
-    paths.append(_maps_h5(maps, out / f"{stem}_b1_sar.h5"))
+    freqs = np.atleast_1d(res["head"].coords["f"])
+    paths = []
+    for i, f in enumerate(freqs):
+        maps = coil_maps(res, sim, frequency_index=i)
+        name = stem if freqs.size == 1 else f"{stem}_{f / 1e6:.4g}MHz"
+        paths += [_slices_png(maps, key, label, data, name, out / f"{name}_{key}.png")
+                  for key, label, data in (
+                      ("b1plus", "|B1+| (µT/√W)", np.abs(maps["b1plus"]) * 1e6),
+                      ("sar", "local SAR (W/kg per W accepted)", maps["sar"]))]
+        paths.append(_maps_h5(maps, out / f"{name}_b1_sar.h5"))
+    if "body" in res and not all(getattr(s.waveform, "steady_frequency", None)
+                                 for s in sim.sources):
+        sar = broadband_coil_sar(res, sim)
+        paths.append(_broadband_h5(sar, out / f"{stem}_broadband_sar.h5"))
     return paths
 
 
@@ -228,4 +283,5 @@ def coil_outputs(res: Results, directory: Path, stem: str) -> list[Path]:
     return write_coil_outputs(res, res.scenario, directory, stem=stem)
 
 
-__all__ = ["coil_maps", "coil_outputs", "is_coil_run", "tissue_maps", "write_coil_outputs"]
+__all__ = ["broadband_coil_sar", "coil_maps", "coil_outputs", "is_coil_run", "tissue_maps",
+           "write_coil_outputs"]
