@@ -23,6 +23,7 @@
   does not grow with the non-dispersive area; boxes exist only on the polarization's E
   components.
 - Checkpoints: a resumed dispersive run equals the whole run bit for bit.
+- Time step: a pole medium counts with eps_inf in the Courant limit.
 - Refused: a dispersive medium reaching into a split-field PML (SetupError naming the
   face); a dispersive background (ValidationError).
 """
@@ -239,3 +240,14 @@ def test_unsupported_places_are_refused():
     with pytest.raises(pydantic.ValidationError, match="background"):
         em.FDTD2D.model_validate({**_cavity(WATER, steps=5).model_dump(),
                                   "background": WATER.model_dump()})
+
+
+def test_time_step_counts_eps_inf():
+    """A pole medium faster than the background (eps_inf 1 in eps_r 4) sets dt, as in 3D."""
+    drude = em.PoleMedium(poles=[em.DrudePole(omega_p=TWO_PI * 15e9, gamma=1e9)])
+    dom = em.Domain2D(shape=(10, 10), spacing=1e-3)
+    disc = em.Structure2D(geometry=em.Circle(radius=2e-3), medium=drude)
+    sim = em.FDTD2D(domain=dom, steps=5, boundary=em.PEC(), background=em.Medium(eps_r=4.0),
+                    structures=[disc])
+    vacuum = em.FDTD2D(domain=dom, steps=5, boundary=em.PEC())
+    assert sim.dt == pytest.approx(vacuum.dt, rel=1e-15)
