@@ -20,7 +20,8 @@
   grow with the non-dispersive volume.
 - Checkpoints: a resumed dispersive run equals the whole run bit for bit.
 - FDFD takes a PoleMedium as its eps(f) at the solve frequency: the same eps arrays as a
-  constant medium of that complex eps; FDTD2D and a PoleMedium background are refused.
+  constant medium of that complex eps; a PoleMedium background is refused (FDTD2D:
+  tests/fdtd/test_dispersive2d.py).
 """
 
 from __future__ import annotations
@@ -31,7 +32,6 @@ import pydantic
 import pytest
 
 import emjax as em
-from emjax.errors import SetupError
 from emjax.fdtd import memory
 from emjax.fdtd.solver import FDTDSolver
 from emjax.validation.dispersion import debye_halfspace, halfspace_reflection, lorentz_slab
@@ -178,11 +178,3 @@ def test_unsupported_places_are_refused():
     with pytest.raises(pydantic.ValidationError, match="background: a dispersive PoleMedium"):
         _cavity(WATER).model_copy(update={}).model_validate(
             {**_cavity(WATER).model_dump(), "background": WATER.model_dump()})
-    from emjax.model.scenario2d import FDTD2D
-
-    sim2d = FDTD2D.model_validate({
-        "domain": {"shape": (10, 10), "spacing": 1e-3}, "steps": 5, "boundary": {"type": "PEC"},
-        "structures": [{"geometry": {"type": "Circle", "radius": 2e-3},
-                        "medium": WATER.model_dump()}]})
-    with pytest.raises(SetupError, match=r"structures\[0\].*FDTD2D.*FDTD3D or FDFD3D"):
-        sim2d.run(progress=False)

@@ -1,4 +1,4 @@
-"""Lowering of dispersive media (PoleMedium) for the 3D FDTD: boxes, slots, tables.
+"""Lowering of dispersive media (PoleMedium) for the FDTD (3D and 2D): boxes, slots, tables.
 
 The only place a scenario's poles are read. :func:`boxes` gives each E component's box,
 the bounding box (in entries) of every structure (or Voxels label) filled with a
@@ -67,16 +67,20 @@ def _slots(counts) -> tuple[tuple, tuple]:
     return tuple(p_slot), tuple(j_slot)
 
 
-def boxes(sim, grid) -> tuple[PoleBox, ...]:
-    """Each E component's box around the dispersive structures (none: empty tuple)."""
+def boxes(sim, grid, comps=(0, 1, 2), axes: int = 3) -> tuple[PoleBox, ...]:
+    """Each E component's box around the dispersive structures (none: empty tuple).
+
+    comps: the E components (0, 1, 2 = x, y, z) that have boxes; axes: how many of the
+    grid's axes the boxes keep (3; 2 for the plane grid of FDTD2D, whose one z sample
+    only decides whether a structure reaches the plane)."""
     pole_media = [m for _, ms in _structures_media(sim) for m in ms if isinstance(m, PoleMedium)]
     counts = slot_counts(pole_media)
     if not sum(counts):  # pole-free PoleMedia are constant media: no box
         return ()
     p_slot, j_slot = _slots(counts)
     out = []
-    for comp, name in enumerate(COMPONENTS[:3]):
-        coords = grid.coords(name)
+    for comp in comps:
+        coords = grid.coords(COMPONENTS[comp])
         lo_box, hi_box = [math.inf] * 3, [-math.inf] * 3
         for geom, ms in _structures_media(sim):
             if not any(isinstance(m, PoleMedium) for m in ms):
@@ -93,8 +97,9 @@ def boxes(sim, grid) -> tuple[PoleBox, ...]:
                 hi_box[a] = max(hi_box[a], rng[a][1])
         if math.isinf(lo_box[0]):
             continue
-        out.append(PoleBox(comp, tuple(lo_box), tuple(h - lo for lo, h in zip(lo_box, hi_box,
-                                                                               strict=True)),
+        out.append(PoleBox(comp, tuple(lo_box[:axes]),
+                           tuple(h - lo for lo, h in zip(lo_box[:axes], hi_box[:axes],
+                                                          strict=True)),
                            p_slot, j_slot))
     return tuple(out)
 
@@ -140,11 +145,13 @@ def e_coefficients(m: PoleMedium, dt: float) -> tuple[float, float, float]:
     return (a - m.sigma / 2 - w) / den, 1 / den, eps0 * m.eps_inf
 
 
-def lower(sim, grid, media: list, index: dict, dt: float, dtype, cell_volume: float
-          ) -> DispersivePlan | None:
+def lower(sim, grid, media: list, index: dict, dt: float, dtype, cell_volume: float,
+          comps=(0, 1, 2), axes: int = 3) -> DispersivePlan | None:
     """Rows and tables of every box; ``media``, ``index``: the rasterized media (ports
-    included) and per-component indices. None when no structure is dispersive."""
-    bxs = boxes(sim, grid)
+    included) and per-component indices (arrays of ``axes`` dimensions); comps, axes:
+    as :func:`boxes` (FDTD2D: its E components, 2, and ``cell_volume`` the cell's area,
+    energies per unit length). None when no structure is dispersive."""
+    bxs = boxes(sim, grid, comps, axes)
     if not bxs:
         return None
     pole_media = [m for m in media if isinstance(m, PoleMedium)]

@@ -20,8 +20,9 @@ from ..errors import SetupError
 from ..grid.rasterize import rasterize
 from ..grid.yee import COMPONENTS, OFFSETS, YeeGrid
 from ..model import PEC, DFTMonitor, EnergyMonitor, FieldSnapshot, PlaneWave, Probe
-from ..model.dispersion import refuse_poles
+from ..model.dispersion import PoleMedium
 from ..model.scenario2d import LineSource
+from . import dispersive_setup
 from .conformal2d import conformal_cells
 from .cpml import build_slabs, grading_of, slab_coefficients
 from .plan import advise, box_from, lower_faces, monitor_plan, plane_wave_plan, pml_cells
@@ -98,6 +99,12 @@ def split_coefficients(slab, grading, grid, media, index, comps, electric, dt: f
             sel = idx == k
             if not sel.any():
                 continue
+            if isinstance(m, PoleMedium):  # its split parts would miss the poles' current
+                raise SetupError(
+                    f"medium {m.name or 'PoleMedium'!r} is dispersive and reaches into the "
+                    f"split-field PML on the {slab.side} {'xy'[slab.axis]} face; use a CPML "
+                    "there (boundary CPML, which takes dispersive media) or keep the "
+                    "structure out of the PML")
             a_k, b_k, _ = (_e_coefficients if electric else _h_coefficients)(m, dt)
             if isinstance(m, PEC):
                 if electric:
@@ -144,7 +151,6 @@ class PlanePlan:
 def lower_plane(sim) -> PlanePlan:
     """The cheap first phase of the 2D lowering: what :func:`estimate` and
     :func:`prepare` both read; no field-sized array is built."""
-    refuse_poles(sim, "FDTD2D")  # no 2D dispersive update yet (issue 20)
     grid = plane_grid(sim)
     dt = sim.dt
     faces = lower_faces(sim, grid.spacing[:2], dt)
@@ -182,6 +188,9 @@ def prepare(sim) -> FDTD2DSetup:
     layout = Layout2D(shape=grid.shape[:2], inv_d=tuple(1.0 / d for d in grid.spacing[:2]),
                       polarization=sim.polarization, slabs=plan.slabs, split=split)
     coeffs = {"E": cE, "H": cH}
+    # the poles' boxes on the polarization's E components; energies per unit length
+    disp = dispersive_setup.lower(sim, grid, media, index, dt, dtype, grid.cell_area,
+                                  comps=plan.comps[0], axes=2)
     monitors = _monitors(sim, plan)
     energy_weights = None
     if monitors["energy"]:  # half of eps dx dy (and mu dx dy) per sample: per unit length
@@ -194,7 +203,7 @@ def prepare(sim) -> FDTD2DSetup:
         grid=grid, layout=layout, dtype=dtype, dt=dt, steps=plan.steps, coeffs=coeffs,
         energy_weights=energy_weights, pml=pml,
         sources=tuple(_line_sources(sim, grid, media, index, dt)), plan=plan,
-        planewaves=waves, names=(*e_names, *h_names), cut=cut, **monitors,
+        planewaves=waves, dispersive=disp, names=(*e_names, *h_names), cut=cut, **monitors,
     )
 
 
@@ -386,7 +395,8 @@ class _Delayed:
 
 def estimate(sim, chunk: int | None = None) -> dict[str, int]:
     """Device bytes of a 2D run by item, and their ``total``: shapes from
-    :func:`lower_plane` (no allocation)."""
+    :func:`lower_plane` (no allocation); ``polarization``: the dispersive boxes' p and j
+    (box cells x arrays per pole x poles x E components x dtype size)."""
     from ..driver.loop import default_chunk as _default_chunk
 
     plan = lower_plane(sim)
@@ -395,10 +405,17 @@ def estimate(sim, chunk: int | None = None) -> dict[str, int]:
     N = nx * ny
     chunk = chunk or _default_chunk(plan.steps)
     out = {"fields": 3 * N * item}
-    n_media = len(sim.media) + sum(
+    n_media = len(sim.media) + len(sim.pole_media) + sum(
         isinstance(s.medium, PEC) for s in sim.structures if s.medium is not None)
     out["coefficients"] = (6 * N * item if sim.storage == "arrays"
                            else (3 * N if n_media > 1 else 0))
+    # Dispersive boxes: p and j per slot and cell (the state), one medium row per cell
+    bxs = dispersive_setup.boxes(sim, plan.grid, plan.comps[0], axes=2)
+    polarization = dispersive_setup.aux_bytes(bxs, plan.dtype)
+    if bxs:
+        out["polarization"] = polarization
+        out["coefficients"] += sum(math.prod(b.shape) for b in bxs) * (1 if n_media <= 256
+                                                                         else 2)
     slab = 0
     for s in plan.slabs:
         face = plan.faces[s.axis][0 if s.side == "low" else 1]
@@ -417,7 +434,7 @@ def estimate(sim, chunk: int | None = None) -> dict[str, int]:
         elif isinstance(m, EnergyMonitor):
             mon += chunk * item + 3 * N * item * int(n_media > 1)
     out["monitors"] = mon
-    out["workspace"] = slab // 2
+    out["workspace"] = (slab + polarization) // 2  # the p, j update is double-buffered
     out["total"] = sum(out.values())
     return out
 

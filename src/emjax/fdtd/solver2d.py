@@ -1,7 +1,8 @@
 """The 2D FDTD solver: the 3D solver's chunk with the 2D kernels plugged in.
 
 :class:`FDTD2DSolver` is a :class:`emjax.fdtd.solver.FDTDSolver` whose state holds
-the polarization's fields as 2D arrays (nx, ny) and whose step is
+the polarization's fields as 2D arrays (nx, ny) (and the dispersive boxes' p, j,
+:mod:`emjax.fdtd.dispersive2d`) and whose step is
 :func:`emjax.fdtd.update2d.step`; chunking, monitors (DFT, probes, snapshots, energy,
 which see each component as an (nx, ny, 1) array), the NaN guard, progress,
 checkpoints and SIGINT/SIGTERM handling are :mod:`emjax.driver`'s.
@@ -13,10 +14,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..constants import eps0
 from ..driver.loop import default_chunk
 from ..driver.precision import needs_x64, require_x64
 from ..grid.yee import COMPONENTS
-from . import auxgrid
+from . import auxgrid, dispersive
 from .collect import region_shape
 from .setup2d import FDTD2DSetup, prepare
 from .solver import FDTDSolver
@@ -26,7 +28,8 @@ from .update2d import zeros_psi
 
 
 def _step(carry: FDTDState, consts, x, setup: FDTD2DSetup):
-    """(E, H, psi_E, psi_H, aux) one step on: the 2D kernels plus sources."""
+    """(E, H, psi_E, psi_H, aux, disp) one step on: the 2D kernels plus sources and
+    dispersive media."""
     # Source columns are keyed by position in their group: 0.. for E, 10.. for H.
     vals = x["src"]
     src_E = (consts["srcE"], vals) if consts["srcE"] else None
@@ -34,9 +37,11 @@ def _step(carry: FDTDState, consts, x, setup: FDTD2DSetup):
         if consts["srcH"] else None
     tfsf = [(c["aux"], a, c["terms"], v)
             for c, a, v in zip(consts["tfsf"], carry.aux, x["inc"], strict=True)]
+    poles = ((carry.disp, consts["disp"], setup.dispersive.boxes, setup.dt, eps0)
+             if setup.dispersive else None)
     return step2d(carry.E, carry.H, carry.psi_E, carry.psi_H,
                   {"E": consts["cE"], "H": consts["cH"]}, consts["pml"], setup.layout,
-                  src_E, src_H, tfsf, consts["cut"])
+                  src_E, src_H, tfsf, consts["cut"], poles)
 
 
 class FDTD2DSolver(FDTDSolver):
@@ -88,12 +93,12 @@ class FDTD2DSolver(FDTDSolver):
                 "src": {}, "probes": probes, "energy": s.energy_weights,
                 "tfsf": [{"aux": box.aux.device(s.dtype), "terms": box.terms}
                          for _, box in s.planewaves],
-                "cut": s.cut,
+                "cut": s.cut, "disp": s.dispersive.coeffs if s.dispersive else (),
             })
         return self._consts
 
     def init_state(self) -> FDTDState:
-        """Zero fields and slab state, empty accumulators; step counter 0."""
+        """Zero fields, slab state and polarizations, empty accumulators; step counter 0."""
         s = self.setup
         dt_c = jnp.complex64 if s.dtype == np.float32 else jnp.complex128
         n_e, n_h = (len(c) for c in s.layout.comps)
@@ -101,9 +106,10 @@ class FDTD2DSolver(FDTDSolver):
         psi_E, psi_H = zeros_psi(s.layout, s.dtype)
         dft = [{comp: jnp.zeros((len(m.frequencies), *region_shape(sl)), dt_c)
                 for comp, sl in regions} for m, regions in s.dfts]
+        disp = dispersive.zeros(s.dispersive.boxes, s.dtype) if s.dispersive else ()
         return FDTDState(E=zeros(n_e), H=zeros(n_h), psi_E=psi_E, psi_H=psi_H, dft=dft,
                          aux=[auxgrid.init(box.aux, s.dtype) for _, box in s.planewaves],
-                         n2f=[], n2f_inc=[], n=jnp.zeros((), jnp.int32))
+                         n2f=[], n2f_inc=[], n=jnp.zeros((), jnp.int32), disp=disp)
 
     def metadata(self, steps: int, wall: float, compile_s: float, rate: float) -> dict:
         meta = super().metadata(steps, wall, compile_s, rate)

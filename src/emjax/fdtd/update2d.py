@@ -39,7 +39,8 @@ slower on a CPU; it lives in ``benchmarks/fdtd2d_one_pass.py`` until a GPU measu
 says otherwise (BENCHMARKS.md).
 
 TF/SF plane waves (:func:`tfsf_add`) and conformal PEC cells (:func:`conformal_h`)
-are sparse scatter updates after the fused ones.
+are sparse scatter updates after the fused ones. Dispersive media add their poles'
+currents to the E curl as box patches (:mod:`emjax.fdtd.dispersive2d`).
 
 Static choices live in :class:`Layout2D`; coefficient arrays in pytrees.
 """
@@ -51,7 +52,7 @@ from dataclasses import dataclass
 import jax.numpy as jnp
 from jax import lax
 
-from . import auxgrid
+from . import auxgrid, dispersive2d
 from .auxgrid import sample
 from .cpml import CURL_TERMS, Slab
 from .update3d import (
@@ -110,11 +111,19 @@ def _slab_part(F, slab: Slab):
     return lax.slice_in_dim(F, slab.start, slab.start + slab.length, axis=slab.axis)
 
 
-def _update(F, G, coeffs, pml, psi, lay: Layout2D, *, electric: bool):
+def _pad_patch(x, start, shape):
+    """A box patch placed at ``start`` in a zero array of ``shape`` (fused by XLA)."""
+    cfg = [(start[a], shape[a] - start[a] - x.shape[a], 0) for a in range(2)]
+    return lax.pad(x, jnp.zeros((), x.dtype), cfg)
+
+
+def _update(F, G, coeffs, pml, psi, lay: Layout2D, *, electric: bool, extra=None):
     """Shared body of the E and H updates: new F and new slab state.
 
     F: the group being advanced; G: the group whose curl drives it; psi: {slab key:
-    {component: array}} (CPML psi or the split part).
+    {component: array}} (CPML psi or the split part); extra: None or, per group
+    position, a list of (start, patch) terms added to the curl (the dispersive boxes'
+    currents, :mod:`emjax.fdtd.dispersive2d`), folded into the fused update.
     """
     f_comps, g_comps = lay.comps if electric else lay.comps[::-1]
     sign = 1.0 if electric else -1.0
@@ -127,6 +136,8 @@ def _update(F, G, coeffs, pml, psi, lay: Layout2D, *, electric: bool):
             d = diff_backward(g, ax, lay) if electric else diff_forward(g, ax)
             term = s_ * lay.inv_d[ax] * d
             curl = term if curl is None else curl + term
+        for start, x in (extra[pos] if extra is not None else ()):
+            curl = curl + _pad_patch(x.astype(curl.dtype), start, lay.shape)
         for slab in lay.slabs:
             terms = [t for t in curl_terms(comp) if t[2] == slab.axis]
             if not terms:
@@ -175,9 +186,10 @@ def update_H(E, H, coeffs_H, pml, psi_H, lay: Layout2D):
     return _update(H, E, coeffs_H, pml, psi_H, lay, electric=False)
 
 
-def update_E(E, H, coeffs_E, pml, psi_E, lay: Layout2D):
-    """Advance E by one step (no sources): E^{n+1} from E^n and H^{n+1/2}."""
-    return _update(E, H, coeffs_E, pml, psi_E, lay, electric=True)
+def update_E(E, H, coeffs_E, pml, psi_E, lay: Layout2D, extra=None):
+    """Advance E by one step (no sources): E^{n+1} from E^n and H^{n+1/2} (``extra``:
+    curl patches, see :func:`_update`)."""
+    return _update(E, H, coeffs_E, pml, psi_E, lay, electric=True, extra=extra)
 
 
 def zeros_psi(lay: Layout2D, dtype) -> tuple[dict, dict]:
@@ -232,15 +244,18 @@ def conformal_h(H_new, H_old, E, cut):
 
 
 def step(E, H, psi_E, psi_H, coeffs, pml, lay: Layout2D, src_E=None, src_H=None, tfsf=None,
-         cut=None):
-    """One leapfrog step with sources: (E, H, psi_E, psi_H, aux) at the next step.
+         cut=None, poles=None):
+    """One leapfrog step with sources: (E, H, psi_E, psi_H, aux, disp) at the next step.
 
     src_E / src_H: (sources, values) for :func:`emjax.fdtd.update3d.inject` on the
     E group (electric currents, after the E update) and on the H group (magnetic
     currents, after the H update); None for none. tfsf: None or a list of plane
     waves (aux coefficients, aux state, {"H": terms, "E": terms}, hard-source value),
     each advanced on its 1D grid (:mod:`emjax.fdtd.auxgrid`) between the updates.
-    cut: the conformal PEC cells of :func:`conformal_h` (TEz), or None.
+    cut: the conformal PEC cells of :func:`conformal_h` (TEz), or None. poles: None
+    or the dispersive media (disp, coefficients, boxes, dt in s, eps0 in F/m) of
+    :func:`emjax.fdtd.dispersive2d.step_E`; disp: their p, j at the next step (() if
+    none).
     """
     tfsf = tfsf or []
     H_old = H
@@ -252,13 +267,23 @@ def step(E, H, psi_E, psi_H, coeffs, pml, lay: Layout2D, src_E=None, src_H=None,
     if src_H is not None:
         H = inject(H, *src_H)
     aux = [auxgrid.step_h(c, a) for c, a, _, _ in tfsf]
-    E, psi_E = update_E(E, H, coeffs["E"], pml, psi_E, lay)
-    for (_, _, terms, _), a in zip(tfsf, aux, strict=True):  # E^{n+1} needs H^{n+1/2}
-        E = tfsf_add(E, terms["E"], a["h"])
-    if src_E is not None:
-        E = inject(E, *src_E)
+
+    def finish(E):
+        for (_, _, terms, _), a in zip(tfsf, aux, strict=True):  # E^{n+1} needs H^{n+1/2}
+            E = tfsf_add(E, terms["E"], a["h"])
+        return E if src_E is None else inject(E, *src_E)
+
+    if poles is None:
+        E, psi_E = update_E(E, H, coeffs["E"], pml, psi_E, lay)
+        E, disp = finish(E), ()
+    else:
+        disp, c_poles, boxes, dt, eps0 = poles
+        E, psi_E, disp = dispersive2d.step_E(
+            E, disp, c_poles, boxes, lay.comps[0],
+            lambda E_n, extra: update_E(E_n, H, coeffs["E"], pml, psi_E, lay, extra),
+            finish, dt, eps0)
     aux = [auxgrid.step_e(c, a, v) for (c, _, _, v), a in zip(tfsf, aux, strict=True)]
-    return E, H, psi_E, psi_H, aux
+    return E, H, psi_E, psi_H, aux, disp
 
 
 __all__ = ["POLARIZATIONS", "Layout2D", "conformal_h", "curl_terms", "step",

@@ -1,9 +1,9 @@
 """Frequency-dependent (dispersive) media: Debye, Drude and Lorentz poles, Cole-Cole terms.
 
-A :class:`PoleMedium` is a structure's medium (``model.media.AnyMedium``) in FDTD3D
-(the auxiliary-differential-equation update of :mod:`emjax.fdtd.dispersive`) and FDFD3D
-(``eps(f)`` at the solve frequency); FDTD2D refuses it (:func:`refuse_poles`), and the
-background of every scenario stays a constant :class:`emjax.model.media.Medium`. The
+A :class:`PoleMedium` is a structure's medium (``model.media.AnyMedium``) in FDTD3D and
+FDTD2D (the auxiliary-differential-equation update of :mod:`emjax.fdtd.dispersive`) and
+FDFD3D (``eps(f)`` at the solve frequency), and the background of every scenario stays a
+constant :class:`emjax.model.media.Medium`. The
 models evaluate ``eps(f)`` anywhere in Python, feed the fitter
 (:mod:`emjax.materials.fit`) and the material library (:mod:`emjax.materials`).
 
@@ -219,24 +219,5 @@ class ColeColeMedium(_Dispersive):
         return np.asarray(out, dtype=complex)
 
 
-ACCEPTED_BY = ("FDTD3D", "FDFD3D")
-"""Scenario kinds whose solvers take a :class:`PoleMedium`."""
-
-
-def refuse_poles(sim, solver: str) -> None:
-    """Raise :class:`SetupError` naming the first structure (or Voxels label) of ``sim``
-    whose medium is a :class:`PoleMedium`: ``solver`` has no dispersive update yet."""
-    for i, s in enumerate(getattr(sim, "structures", ())):
-        media = s.geometry.media.items() if s.medium is None else [(None, s.medium)]
-        for label, m in media:
-            if isinstance(m, PoleMedium):
-                where = f"structures[{i}]" + ("" if label is None else f" label {label}")
-                raise SetupError(
-                    f"{where}: medium {m.name or 'PoleMedium'!r} is dispersive (PoleMedium), "
-                    f"which {solver} does not support yet; run it with "
-                    f"{' or '.join(ACCEPTED_BY)}, or give a constant Medium (eps', sigma of "
-                    "eps(f) at your frequency)")
-
-
-__all__ = ["ACCEPTED_BY", "ColeColeMedium", "ColeColeTerm", "DebyePole", "DrudePole",
-           "LorentzPole", "Pole", "PoleMedium", "angular_frequency", "refuse_poles"]
+__all__ = ["ColeColeMedium", "ColeColeTerm", "DebyePole", "DrudePole", "LorentzPole", "Pole",
+           "PoleMedium", "angular_frequency"]

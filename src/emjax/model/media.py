@@ -40,7 +40,7 @@ class PEC(EmModel):
 
 AnyMedium = Annotated[Medium | PEC | PoleMedium, Field(discriminator="type")]
 """A structure's medium (also a Voxels label's). A :class:`PoleMedium` (dispersive) runs
-in FDTD3D (auxiliary-differential-equation update) and FDFD3D (eps at the solve
-frequency); FDTD2D refuses it (:func:`emjax.model.dispersion.refuse_poles`)."""
+in FDTD3D and FDTD2D (auxiliary-differential-equation update) and FDFD3D (eps at the
+solve frequency)."""
 
 vacuum = Medium(name="vacuum")

@@ -249,7 +249,8 @@ class FDTD2D(_TimeDomain):
     """A 2D Yee FDTD simulation on the plane z = 0 (seed 002), TMz or TEz.
 
     Give ``duration`` (s) or ``steps``. The time step is ``courant`` times the 2D
-    Courant limit ``1 / (v sqrt(dx^-2 + dy^-2))`` of the fastest medium present.
+    Courant limit ``1 / (v sqrt(dx^-2 + dy^-2))`` of the fastest medium present (a
+    PoleMedium counts with eps_inf, as in 3D).
     Monitors record the polarization's components (all of them by default).
     """
 
@@ -308,7 +309,8 @@ class FDTD2D(_TimeDomain):
         """Time step in s."""
         dx, dy = self.domain.spacing2
         try:
-            vmax = c0 / math.sqrt(min(m.eps_r * m.mu_r for m in self.media))
+            vmax = c0 / math.sqrt(min([m.eps_r * m.mu_r for m in self.media]
+                                      + [m.eps_inf for m in self.pole_media]))
             return self.courant / (vmax * math.sqrt(dx**-2 + dy**-2))
         except (OverflowError, ZeroDivisionError):  # refused by time_step_problems
             return math.nan
