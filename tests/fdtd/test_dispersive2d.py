@@ -1,4 +1,4 @@
-"""Dispersive media (PoleMedium) in the 2D FDTD, TMz and TEz: fdtd/dispersive2d.py.
+"""Dispersive media (PoleMedium) in the 2D FDTD, TMz and TEz: fdtd/dispersive.py on 2D boxes.
 
 - Fresnel: the 3D ``debye-halfspace`` set-up in the plane (validation/fdtd2d.py,
   ``debye-halfspace-2d``): a water-like Debye half-space (eps_inf 4.9, delta_eps 74,

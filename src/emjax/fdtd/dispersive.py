@@ -79,18 +79,21 @@ import jax.numpy as jnp
 class PoleBox:
     """Static layout of one E component's dispersive box (hashable).
 
-    comp: 0, 1, 2 (Ex, Ey, Ez); start, shape: the box on the stored grid (entries);
-    p_slot, j_slot: per slot, its index in the stacked P (resp. J) array or None.
+    comp: 0, 1, 2 (Ex, Ey, Ez); start, shape: the box on the stored grid (entries; 3
+    axes, or 2 on FDTD2D's plane); p_slot, j_slot: per slot, its index in the stacked P
+    (resp. J) array or None; pos: the component's place in the field tuple the kernels
+    get (``comp`` in 3D; in 2D its place in the polarization's E group).
     """
 
     comp: int
-    start: tuple[int, int, int]
-    shape: tuple[int, int, int]
+    start: tuple[int, ...]
+    shape: tuple[int, ...]
     p_slot: tuple[int | None, ...]
     j_slot: tuple[int | None, ...]
+    pos: int
 
     @property
-    def slices(self) -> tuple[slice, slice, slice]:
+    def slices(self) -> tuple[slice, ...]:
         return tuple(slice(s, s + n) for s, n in zip(self.start, self.shape, strict=True))
 
     @property
@@ -190,16 +193,18 @@ def step_E(E, disp: tuple, coeffs: tuple, boxes: tuple[PoleBox, ...], extra, upd
     """E^{n+1} and the boxes' carried state X^n: ``update(E, extra)`` is the E update of
     E^n with the given per-component curl patches (``update3d.update_E`` closed over its
     other arguments, returning (E, psi)); the boxes' patches join ``extra`` (None or three
-    lists of (start, patch)). Returns (E, psi, disp).
+    lists of (start, patch)); E is indexed by the boxes' ``pos`` (3D and the 2D E group
+    alike). Sources may be added to the returned E afterwards: the poles read it as
+    E^{n+1} at the next step. Returns (E, psi, disp).
 
     Everything here reads E^n only, never E^{n+1}: the box work runs before the update,
     which then writes E in place, and the patch's reads of E^n fold into the update's own
     (the earlier form, p and j advanced after the update from E^n and E^{n+1}, kept E^n
     alive through it: a copy of the boxes each step, 0.78 of the plain run's speed)."""
-    extra = tuple(list(x) for x in extra) if extra is not None else ([], [], [])
+    extra = tuple(list(x) for x in extra) if extra is not None else tuple([] for _ in E)
     out = []
     for aux, c, b in zip(disp, coeffs, boxes, strict=True):
-        E_box = E[b.comp][b.slices]
+        E_box = E[b.pos][b.slices]
         ps, js = _split(aux, c, b, E_box)
         out.append(carried(ps, js, currents(ps, js, c), c, E_box))
     # The barrier puts the box work before the update: XLA otherwise scheduled it after
@@ -207,18 +212,18 @@ def step_E(E, disp: tuple, coeffs: tuple, boxes: tuple[PoleBox, ...], extra, upd
     # step (23.2 against 34.7 Gcells/s at 512^3 with a 5% sphere, BENCHMARKS.md).
     out, disp, E = jax.lax.optimization_barrier((tuple(out), disp, E))
     for aux, c, b in zip(disp, coeffs, boxes, strict=True):
-        ps, js = _split(aux, c, b, E[b.comp][b.slices])  # folded into the update
-        extra[b.comp].append((b.start, patch(currents(ps, js, c), eps0 / dt)))
+        ps, js = _split(aux, c, b, E[b.pos][b.slices])  # folded into the update
+        extra[b.pos].append((b.start, patch(currents(ps, js, c), eps0 / dt)))
     E_new, psi = update(E, extra)
     return E_new, psi, out
 
 
 def energy(disp: tuple, coeffs: tuple, boxes: tuple[PoleBox, ...], E):
     """The polarization energy (J) at step n of every box, sum eP p^2 + eJ j^2, from the
-    carried state X^{n-1} and E^n (the fields, three components)."""
+    carried state X^{n-1} and E^n (the field tuple, indexed by the boxes' ``pos``)."""
     total = jnp.zeros((), E[0].dtype)
     for aux, c, b in zip(disp, coeffs, boxes, strict=True):
-        ps, js = _split(aux, c, b, E[b.comp][b.slices])
+        ps, js = _split(aux, c, b, E[b.pos][b.slices])
         for s, (p, j) in enumerate(zip(ps, js, strict=True)):
             if p is not None:
                 total = total + jnp.sum(c.eP[s][c.idx] * p ** 2)

@@ -72,7 +72,8 @@ def boxes(sim, grid, comps=(0, 1, 2), axes: int = 3) -> tuple[PoleBox, ...]:
 
     comps: the E components (0, 1, 2 = x, y, z) that have boxes; axes: how many of the
     grid's axes the boxes keep (3; 2 for the plane grid of FDTD2D, whose one z sample
-    only decides whether a structure reaches the plane)."""
+    only decides whether a structure reaches the plane). A box's ``pos`` is its
+    component's place in ``comps`` (the kernels' field tuple)."""
     pole_media = [m for _, ms in _structures_media(sim) for m in ms if isinstance(m, PoleMedium)]
     counts = slot_counts(pole_media)
     if not sum(counts):  # pole-free PoleMedia are constant media: no box
@@ -100,7 +101,7 @@ def boxes(sim, grid, comps=(0, 1, 2), axes: int = 3) -> tuple[PoleBox, ...]:
         out.append(PoleBox(comp, tuple(lo_box[:axes]),
                            tuple(h - lo for lo, h in zip(lo_box[:axes], hi_box[:axes],
                                                           strict=True)),
-                           p_slot, j_slot))
+                           p_slot, j_slot, comps.index(comp)))
     return tuple(out)
 
 

@@ -1,8 +1,8 @@
 """The 2D FDTD solver: the 3D solver's chunk with the 2D kernels plugged in.
 
 :class:`FDTD2DSolver` is a :class:`emjax.fdtd.solver.FDTDSolver` whose state holds
-the polarization's fields as 2D arrays (nx, ny) (and the dispersive boxes' p, j,
-:mod:`emjax.fdtd.dispersive2d`) and whose step is
+the polarization's fields as 2D arrays (nx, ny) (and the dispersive boxes' carried
+state, :mod:`emjax.fdtd.dispersive`) and whose step is
 :func:`emjax.fdtd.update2d.step`; chunking, monitors (DFT, probes, snapshots, energy,
 which see each component as an (nx, ny, 1) array), the NaN guard, progress,
 checkpoints and SIGINT/SIGTERM handling are :mod:`emjax.driver`'s.

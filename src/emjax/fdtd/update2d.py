@@ -40,7 +40,8 @@ says otherwise (BENCHMARKS.md).
 
 TF/SF plane waves (:func:`tfsf_add`) and conformal PEC cells (:func:`conformal_h`)
 are sparse scatter updates after the fused ones. Dispersive media add their poles'
-currents to the E curl as box patches (:mod:`emjax.fdtd.dispersive2d`).
+currents to the E curl as box patches (:mod:`emjax.fdtd.dispersive`, the 3D kernel:
+its boxes are 2D here, its field tuple the polarization's E group).
 
 Static choices live in :class:`Layout2D`; coefficient arrays in pytrees.
 """
@@ -52,7 +53,7 @@ from dataclasses import dataclass
 import jax.numpy as jnp
 from jax import lax
 
-from . import auxgrid, dispersive2d
+from . import auxgrid, dispersive
 from .auxgrid import sample
 from .cpml import CURL_TERMS, Slab
 from .update3d import (
@@ -123,7 +124,7 @@ def _update(F, G, coeffs, pml, psi, lay: Layout2D, *, electric: bool, extra=None
     F: the group being advanced; G: the group whose curl drives it; psi: {slab key:
     {component: array}} (CPML psi or the split part); extra: None or, per group
     position, a list of (start, patch) terms added to the curl (the dispersive boxes'
-    currents, :mod:`emjax.fdtd.dispersive2d`), folded into the fused update.
+    currents, :mod:`emjax.fdtd.dispersive`), folded into the fused update.
     """
     f_comps, g_comps = lay.comps if electric else lay.comps[::-1]
     sign = 1.0 if electric else -1.0
@@ -254,8 +255,8 @@ def step(E, H, psi_E, psi_H, coeffs, pml, lay: Layout2D, src_E=None, src_H=None,
     each advanced on its 1D grid (:mod:`emjax.fdtd.auxgrid`) between the updates.
     cut: the conformal PEC cells of :func:`conformal_h` (TEz), or None. poles: None
     or the dispersive media (disp, coefficients, boxes, dt in s, eps0 in F/m) of
-    :func:`emjax.fdtd.dispersive2d.step_E`; disp: their p, j at the next step (() if
-    none).
+    :func:`emjax.fdtd.dispersive.step_E`; disp: their carried state at the next step
+    (() if none).
     """
     tfsf = tfsf or []
     H_old = H
@@ -278,10 +279,11 @@ def step(E, H, psi_E, psi_H, coeffs, pml, lay: Layout2D, src_E=None, src_H=None,
         E, disp = finish(E), ()
     else:
         disp, c_poles, boxes, dt, eps0 = poles
-        E, psi_E, disp = dispersive2d.step_E(
-            E, disp, c_poles, boxes, lay.comps[0],
+        E, psi_E, disp = dispersive.step_E(
+            E, disp, c_poles, boxes, None,
             lambda E_n, extra: update_E(E_n, H, coeffs["E"], pml, psi_E, lay, extra),
-            finish, dt, eps0)
+            dt, eps0)
+        E = finish(E)  # the poles read the final E^{n+1} at the next step
     aux = [auxgrid.step_e(c, a, v) for (c, _, _, v), a in zip(tfsf, aux, strict=True)]
     return E, H, psi_E, psi_H, aux, disp
 
