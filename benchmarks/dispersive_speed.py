@@ -12,7 +12,12 @@ box patches folded or in place as the layout says), ``debye-inplace`` (an experi
 the box patches added after the update in place, with a run-time start as the CPML
 slabs' per_face corrections, instead of folded into the update). Timing as in
 ``energy_cost.timed`` (``FDTDSolver.advance``, median of 3 chunks of 100 steps after a
-compiling one). ``--hlo DIR`` writes the optimized HLO of a 2-step chunk.
+compiling one). ``--hlo DIR`` writes the optimized HLO of a 2-step chunk;
+``--profile`` runs one 2-step chunk for Nsight Compute instead of timing::
+
+    ncu --profile-from-start off --clock-control none --csv --metrics \
+        gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum \
+        python benchmarks/dispersive_speed.py --out x --variants debye --profile
 
 Usage (GPU machine): ``python benchmarks/dispersive_speed.py --out $OUT/disp.jsonl``
 """
@@ -106,6 +111,19 @@ def hlo(sim, path: str) -> None:
     Path(path).write_text(text)
 
 
+def profile(sim) -> None:
+    """One 2-step chunk inside cudaProfilerStart/Stop (``ncu --profile-from-start off``)."""
+    import numpy as np
+    from kernel_profile import profiled
+
+    from emjax.fdtd.solver import FDTDSolver
+
+    solver = FDTDSolver(sim, chunk=2)
+    fn = solver._compile(2)
+    profiled(fn, lambda: (solver.init_state(), solver.constants(),
+                          solver._chunk_inputs(0, 2), np.int32(0)))
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--out", required=True)
@@ -113,6 +131,7 @@ def main() -> None:
     p.add_argument("--fill", default="sphere", choices=("sphere", "full"))
     p.add_argument("--variants", default="plain,debye,plain,debye")
     p.add_argument("--hlo", default=None)
+    p.add_argument("--profile", action="store_true", help="profile one chunk, no timing")
     a = p.parse_args()
     for variant in a.variants.split(","):
         if variant == "debye-inplace":
@@ -120,6 +139,9 @@ def main() -> None:
         sim = scenario(variant != "plain", a.n, a.fill)
         if a.hlo:
             hlo(sim, f"{a.hlo}/{variant}-{a.fill}-{a.n}.hlo.txt")
+        if a.profile:
+            profile(sim)
+            continue
         record(a.out, f"{variant}-{a.fill}", a.n, timed(sim))
 
 

@@ -202,18 +202,20 @@ def step_E(E, disp: tuple, coeffs: tuple, boxes: tuple[PoleBox, ...], extra, upd
     (the earlier form, p and j advanced after the update from E^n and E^{n+1}, kept E^n
     alive through it: a copy of the boxes each step, 0.78 of the plain run's speed)."""
     extra = tuple(list(x) for x in extra) if extra is not None else tuple([] for _ in E)
-    out = []
+    out, patches = [], []
     for aux, c, b in zip(disp, coeffs, boxes, strict=True):
         E_box = E[b.pos][b.slices]
         ps, js = _split(aux, c, b, E_box)
-        out.append(carried(ps, js, currents(ps, js, c), c, E_box))
-    # The barrier puts the box work before the update: XLA otherwise scheduled it after
-    # the update, so the update could not write E in place and all of E was copied each
-    # step (23.2 against 34.7 Gcells/s at 512^3 with a 5% sphere, BENCHMARKS.md).
-    out, disp, E = jax.lax.optimization_barrier((tuple(out), disp, E))
-    for aux, c, b in zip(disp, coeffs, boxes, strict=True):
-        ps, js = _split(aux, c, b, E[b.pos][b.slices])  # folded into the update
-        extra[b.pos].append((b.start, patch(currents(ps, js, c), eps0 / dt)))
+        g = currents(ps, js, c)
+        out.append(carried(ps, js, g, c, E_box))
+        patches.append(patch(g, eps0 / dt))
+    # The box work (new X and the patch, box-sized) is materialised before the update,
+    # behind a barrier: left to XLA it ran after the update, or read E^n inside it
+    # through the box's slice; either way the update could not write E in place and all
+    # of E was copied each step (23.0 against 34.7 Gcells/s at 512^3, BENCHMARKS.md).
+    out, patches, E = jax.lax.optimization_barrier((tuple(out), patches, E))
+    for b, pt in zip(boxes, patches, strict=True):
+        extra[b.pos].append((b.start, pt))
     E_new, psi = update(E, extra)
     return E_new, psi, out
 
