@@ -68,12 +68,22 @@ def _slots(counts) -> tuple[tuple, tuple]:
 
 
 def boxes(sim, grid) -> tuple[PoleBox, ...]:
-    """Each E component's box around the dispersive structures (none: empty tuple)."""
+    """Each E component's box around the dispersive structures (none: empty tuple).
+
+    A dispersive background's box is the whole grid of physical nodes (the CPML
+    included: the ADE is a local constitutive law and composes with the CPML's
+    stretched derivatives; the z padding excluded, so that checkpoints stay portable
+    between backends); every component's box then has the same shape, ``grid.nodes``.
+    """
+    background = sim.background if isinstance(sim.background, PoleMedium) else None
     pole_media = [m for _, ms in _structures_media(sim) for m in ms if isinstance(m, PoleMedium)]
-    counts = slot_counts(pole_media)
+    counts = slot_counts(pole_media + ([background] if background else []))
     if not sum(counts):  # pole-free PoleMedia are constant media: no box
         return ()
     p_slot, j_slot = _slots(counts)
+    if background is not None and background.poles:
+        return tuple(PoleBox(comp, (0, 0, 0), tuple(grid.nodes), p_slot, j_slot)
+                     for comp in range(3))
     out = []
     for comp, name in enumerate(COMPONENTS[:3]):
         coords = grid.coords(name)
