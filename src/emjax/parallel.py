@@ -9,6 +9,9 @@ between neighbouring devices. Arrays of another shape are placed as follows:
 * CPML psi slabs: split along the shard axis when they span it (slabs of the other
   faces), otherwise along the next axis they span that divides evenly (the slabs of
   the two faces normal to the shard axis, which are only a few cells thick);
+* dispersive boxes (the p, j state and the medium rows, :mod:`emjax.fdtd.dispersive`):
+  split along the shard axis where the box spans the grid along it, else replicated
+  (:func:`splits_box`);
 * everything else (coefficient tables, 1D CPML profiles, probe indices, DFT and
   near-to-far accumulators, TF/SF auxiliary grids, the step counter) is replicated,
   so monitor data can be read on every process at chunk ends.
@@ -171,8 +174,14 @@ class Placement:
                 return a
         return None
 
-    def sharding(self, shape: tuple[int, ...]) -> NamedSharding:
-        a = self.split_axis(tuple(shape))
+    def sharding(self, shape: tuple[int, ...], box: bool = False) -> NamedSharding:
+        """``box``: an array of a dispersive box (see :func:`splits_box`)."""
+        shape = tuple(shape)
+        if box:
+            a = (len(shape) - 3 + self.axis
+                 if splits_box(shape, self.shape, self.axis, self.n) else None)
+        else:
+            a = self.split_axis(shape)
         if a is None:
             return self.replicated
         spec = [None] * len(shape)
@@ -181,7 +190,8 @@ class Placement:
 
     def shardings(self, tree):
         """The sharding of every leaf (arrays or ShapeDtypeStructs) of ``tree``."""
-        return jax.tree_util.tree_map(lambda x: self.sharding(np.shape(x)), tree)
+        return jax.tree_util.tree_map_with_path(
+            lambda path, x: self.sharding(np.shape(x), _in_box(path)), tree)
 
     def materialize(self, fn):
         """``fn`` (no arguments, returning arrays) made to build its arrays in place:
@@ -198,15 +208,36 @@ class Placement:
 
     def put(self, tree):
         """``tree`` with every leaf placed on the mesh (works across processes)."""
-        return jax.tree_util.tree_map(self._put_leaf, tree)
+        return jax.tree_util.tree_map_with_path(self._put_leaf, tree)
 
-    def _put_leaf(self, x):
-        sh = self.sharding(np.shape(x))
+    def _put_leaf(self, path, x):
+        sh = self.sharding(np.shape(x), _in_box(path))
         if jax.process_count() == 1:
             return jax.device_put(x, sh)
         # Every process holds the same host value: each builds its own shards from it.
         host = np.asarray(x)
         return jax.make_array_from_callback(host.shape, sh, lambda idx: host[idx])
+
+
+BOX_KEY = "disp"
+"""The state field and constants key holding the dispersive boxes' arrays."""
+
+
+def _in_box(path) -> bool:
+    """Whether a leaf's pytree path runs through a dispersive box (``BOX_KEY``)."""
+    return any(getattr(k, "name", getattr(k, "key", None)) == BOX_KEY for k in path)
+
+
+def splits_box(shape: tuple[int, ...], grid: tuple[int, int, int], axis: int, n: int) -> bool:
+    """Whether an array of a dispersive box (its last three axes the box's: the medium
+    rows (bx, by, bz), the stacked p and j (slots, bx, by, bz)) splits along the shard
+    ``axis``: where the box spans the grid along it and ``n`` divides it evenly (a
+    dispersive background, a layer of soil across the domain). Any other box is
+    replicated, whole on every device: XLA's partitioner still splits the box's
+    arithmetic along the axis inside the step (halo exchanges of box planes, measured
+    on 4 CPU devices), so only the state is whole, gathered once a chunk."""
+    return (len(shape) >= 3 and n > 1 and shape[len(shape) - 3 + axis] == grid[axis]
+            and grid[axis] % n == 0)
 
 
 def placement(shape: tuple[int, int, int], devices: int | Sequence | None = None,
@@ -325,4 +356,5 @@ def forced_cpu_environment(count: int) -> dict[str, str]:
 
 __all__ = ["Placement", "child_environment", "forced_cpu_environment",
            "gather", "initialize", "is_main_process", "launcher", "make_mesh",
-           "per_device_bytes", "placement", "run_options", "select_devices", "shard_fdfd"]
+           "per_device_bytes", "placement", "run_options", "select_devices", "shard_fdfd",
+           "splits_box"]

@@ -175,6 +175,11 @@ def test_fdfd_evaluates_eps_at_its_frequency():
 
 
 def test_unsupported_places_are_refused():
-    with pytest.raises(pydantic.ValidationError, match="background: a dispersive PoleMedium"):
-        _cavity(WATER).model_copy(update={}).model_validate(
-            {**_cavity(WATER).model_dump(), "background": WATER.model_dump()})
+    # a PoleMedium background runs in FDTD3D (tests/fdtd/test_dispersive_background.py),
+    # FDTD2D's stays a constant Medium
+    from emjax.model.scenario2d import FDTD2D
+
+    with pytest.raises(pydantic.ValidationError, match="background"):
+        FDTD2D.model_validate({
+            "domain": {"shape": (10, 10), "spacing": 1e-3}, "steps": 5,
+            "boundary": {"type": "PEC"}, "background": WATER.model_dump()})

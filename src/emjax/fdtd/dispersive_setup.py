@@ -73,12 +73,22 @@ def boxes(sim, grid, comps=(0, 1, 2), axes: int = 3) -> tuple[PoleBox, ...]:
     comps: the E components (0, 1, 2 = x, y, z) that have boxes; axes: how many of the
     grid's axes the boxes keep (3; 2 for the plane grid of FDTD2D, whose one z sample
     only decides whether a structure reaches the plane). A box's ``pos`` is its
-    component's place in ``comps`` (the kernels' field tuple)."""
+    component's place in ``comps`` (the kernels' field tuple).
+
+    A dispersive background's box (FDTD3D) is the whole grid of physical nodes (the CPML
+    included: the ADE is a local constitutive law and composes with the CPML's
+    stretched derivatives; the z padding excluded, so that checkpoints stay portable
+    between backends); every component's box then has the same shape, ``grid.nodes``.
+    """
+    background = sim.background if isinstance(sim.background, PoleMedium) else None
     pole_media = [m for _, ms in _structures_media(sim) for m in ms if isinstance(m, PoleMedium)]
-    counts = slot_counts(pole_media)
+    counts = slot_counts(pole_media + ([background] if background else []))
     if not sum(counts):  # pole-free PoleMedia are constant media: no box
         return ()
     p_slot, j_slot = _slots(counts)
+    if background is not None and background.poles:
+        return tuple(PoleBox(comp, (0,) * axes, tuple(grid.nodes)[:axes], p_slot, j_slot,
+                             comps.index(comp)) for comp in comps)
     out = []
     for comp in comps:
         coords = grid.coords(COMPONENTS[comp])

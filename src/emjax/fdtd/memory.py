@@ -46,15 +46,12 @@ def estimate(sim, chunk: int | None = None, align: int | None = None) -> dict[st
     N = math.prod(plan.grid.shape)
     chunk = chunk or _default_chunk(plan.steps)
     out: dict[str, int] = {"fields": 6 * N * item}
-    media = [sim.background]
-    for s in sim.structures:
-        media += list(s.geometry.media.values()) if s.medium is None else [s.medium]
+    media = _media(sim)
     e_kinds = {_e_kind(m) for m in media}
     h_kinds = {(1.0, 0.0) if isinstance(m, PoleMedium) else (m.mu_r, m.sigma_m)
                for m in media if not isinstance(m, PEC)}
     ports = sum(isinstance(s, EdgeSource) and s.kind == "voltage" for s in sim.sources)
-    n_media = len(media) + ports
-    idx_item = 1 if n_media <= 256 else 2
+    idx_item = _index_item(sim)
     if sim.storage == "arrays":
         out["coefficients"] = 12 * N * item
     else:
@@ -67,7 +64,7 @@ def estimate(sim, chunk: int | None = None, align: int | None = None) -> dict[st
     polarization = dispersive_setup.aux_bytes(bxs, plan.dtype)
     if bxs:
         out["polarization"] = polarization
-        out["coefficients"] += sum(math.prod(b.shape) for b in bxs) * idx_item
+        out["coefficients"] += _box_rows(sim, bxs)
     mon = 0
     for m in sim.monitors:
         if isinstance(m, DFTMonitor | FieldSnapshot):
@@ -83,6 +80,25 @@ def estimate(sim, chunk: int | None = None, align: int | None = None) -> dict[st
     out["workspace"] = (psi + polarization) // 2  # the p, j update is double-buffered
     out["total"] = sum(out.values())
     return out
+
+
+def _media(sim) -> list:
+    """The background and every structure's (or Voxels label's) medium."""
+    media = [sim.background]
+    for s in sim.structures:
+        media += list(s.geometry.media.values()) if s.medium is None else [s.medium]
+    return media
+
+
+def _index_item(sim) -> int:
+    """Bytes of one material index (uint8, or uint16 past 256 media and ports)."""
+    ports = sum(isinstance(s, EdgeSource) and s.kind == "voltage" for s in sim.sources)
+    return 1 if len(_media(sim)) + ports <= 256 else 2
+
+
+def _box_rows(sim, bxs) -> int:
+    """Bytes of the dispersive boxes' medium rows (one index per box cell)."""
+    return sum(math.prod(b.shape) for b in bxs) * _index_item(sim)
 
 
 def _e_kind(m) -> tuple:
@@ -145,9 +161,11 @@ def estimate_per_device(sim, devices: int, axis: str | int = "x",
 
     Follows :mod:`emjax.parallel`'s placement: the fields and every array of the
     grid's shape split evenly; psi split along ``axis``, or for the two slabs normal
-    to it along the next axis that divides evenly; monitors, coefficient tables and
-    TF/SF grids replicated. ``halo``: XLA's SPMD partitioner builds each derivative
-    along the split axis from a halo-extended copy of the local shard, and four of them
+    to it along the next axis that divides evenly; dispersive boxes (p, j and medium
+    rows) split where they span ``axis``, whole otherwise (``parallel.splits_box``);
+    monitors, coefficient tables and TF/SF grids replicated. ``halo``: XLA's SPMD
+    partitioner builds each derivative along the split axis from a halo-extended copy
+    of the local shard, and four of them
     (dEy, dEz, then dHy, dHz along x) were alive at once: ``SHARDED_COPIES`` shards of
     one component. Against XLA's own memory analysis of the compiled chunk (CPU, 4
     devices, 64^3 and 128x48x40, CPML 10) the total came within 4%.
@@ -164,7 +182,20 @@ def estimate_per_device(sim, devices: int, axis: str | int = "x",
     N = math.prod(shape)
     out = {k: v for k, v in whole.items() if k != "total"}
     out["fields"] = whole["fields"] // n
-    out["coefficients"] = whole["coefficients"] // n
+    # Dispersive boxes (emjax.parallel.splits_box): split where they span the shard axis,
+    # whole on every device otherwise; p, j in ``polarization``, medium rows with the
+    # coefficients.
+    from ..parallel import splits_box
+
+    bxs = dispersive_setup.boxes(sim, plan.grid)
+    rows = polarization = 0
+    for b in bxs:
+        k = n if splits_box(b.shape, shape, a, n) else 1
+        rows += _box_rows(sim, (b,)) // k
+        polarization += dispersive_setup.aux_bytes((b,), plan.dtype) // k
+    out["coefficients"] = (whole["coefficients"] - _box_rows(sim, bxs)) // n + rows
+    if bxs:
+        out["polarization"] = polarization
     psi = 0
     for s in plan.slabs:
         slab = 4 * math.prod(s.psi_shape(shape)) * item
@@ -175,7 +206,7 @@ def estimate_per_device(sim, devices: int, axis: str | int = "x",
             psi += slab // n if split else slab
     out["psi"] = psi
     out["halo"] = SHARDED_COPIES * N // n * item if n > 1 else 0
-    out["workspace"] = psi // 2
+    out["workspace"] = (psi + polarization) // 2
     out["total"] = sum(out.values())
     return out
 

@@ -81,6 +81,8 @@ def lower_faces(sim, spacing, dt: float) -> Faces:
     medium) are read. Raises SetupError for a Mur axis too short for it.
     """
     bg = sim.background
+    pml = any(not isinstance(f, PEC | PMC | Mur) for pair in sim.faces for f in pair)
+    eps_bg, mu_bg = background_grading(sim, dt) if pml else (None, getattr(bg, "mu_r", 1.0))
     out, problems = [], []
     for a, pair in enumerate(sim.faces):
         row = []
@@ -99,12 +101,12 @@ def lower_faces(sim, spacing, dt: float) -> Faces:
                     row.append(FacePlan("mur", mur=0.0))
                     continue
                 eps_r = face.eps_r if face.eps_r is not None else bg.eps_r
-                c = c0 / math.sqrt(eps_r * bg.mu_r)
+                c = c0 / math.sqrt(eps_r * mu_bg)
                 row.append(FacePlan("mur", mur=float(mur_coefficient(c * dt, spacing[a]))))
             else:  # CPML or the 2D split-field PML
                 sigma_max = face.sigma_max
                 if sigma_max is None:
-                    sigma_max = sigma_optimal(face.m, spacing[a], bg.eps_r, bg.mu_r)
+                    sigma_max = sigma_optimal(face.m, spacing[a], eps_bg, mu_bg)
                 cpml = isinstance(face, CPML)
                 grading = PMLGrading(
                     m=face.m, sigma_max=sigma_max,
@@ -116,6 +118,58 @@ def lower_faces(sim, spacing, dt: float) -> Faces:
     if problems:
         raise SetupError("; ".join(problems))
     return tuple(out)
+
+
+def background_grading(sim, dt: float) -> tuple[float, float]:
+    """(eps_r, mu_r) of the background that a PML's optimal sigma_max is graded for.
+
+    A constant background: its own. A dispersive (PoleMedium) background: the least
+    Re eps(f) over the sources' band (-40 dB; eps_inf without sources), mu_r = 1. Why:
+    the CPML is a coordinate stretch, independent of the medium, so it stays
+    reflectionless in theory for the ADE's local constitutive law; what depends on the
+    medium is the attenuation a wave of complex index n = sqrt(eps(f)) sees, exp(-Re n
+    integral of sigma / (eps0 c0)), and Re n >= sqrt(Re eps). Grading for the least Re eps
+    in the band gives every band frequency at least the design attenuation (the PEC
+    backing's round trip below exp(-1.6 N) for N cells at the usual optimum); the
+    others see a steeper grading, which in a Debye medium (Re eps falling with f, the
+    least at the band's top) is where the grid resolves the wave better. eps_inf alone
+    would undershoot Drude and Lorentz media, whose Re eps dips below it, and
+    over-grade a Debye medium whose band never reaches eps_inf.
+
+    Raises SetupError where Re eps(f) <= 0 in the band: a PML in a medium of negative
+    permittivity (a metal, a plasma below its plasma frequency) supports backward
+    waves and grows without bound (Becache, Joly and Vinoles, Math. Comp. 87, 2018).
+    """
+    bg = sim.background
+    if not hasattr(bg, "poles"):
+        return bg.eps_r, bg.mu_r
+    signals = _signals(sim)
+    spectra = [None if s.cw is not None else advice.spectrum(s, dt, sim.num_steps)
+               for s in signals]
+    top = advice.top_frequency(signals, spectra)
+    if top is None or not top[0] > 0:
+        return bg.eps_inf, 1.0
+    lo = max(advice.bottom_frequency(signals, spectra) or 0.0, 1e-3 * top[0])
+    band = np.unique(np.append(np.geomspace(lo, top[0], advice.DISPERSIVE_SAMPLES), top[0]))
+    re = np.real(bg.eps(band))
+    i = int(np.argmin(re))
+    if not re[i] > 0:
+        name = f" '{bg.name}'" if bg.name else ""
+        raise SetupError(
+            f"background: the dispersive background{name} has Re eps(f) = {re[i]:.4g} <= 0 at "
+            f"f = {band[i]:.4g} Hz, within the band of {top[1]} ({lo:.4g} to {top[0]:.4g} Hz); "
+            "a CPML in a medium of negative permittivity (a metal, a plasma below its plasma "
+            "frequency) grows without bound; make the metal a Box structure inside a constant "
+            "Medium background that stops short of the CPML, close the domain with PEC or "
+            "PMC faces, or move the band above the frequencies where Re eps <= 0")
+    return float(re[i]), 1.0
+
+
+def _signals(sim) -> list:
+    """The sources' time functions as :class:`emjax.driver.advice.Signal` objects."""
+    return [advice.Signal(f"sources[{i}] {s.type}", s.waveform.sampler(),
+                          s.waveform.steady_frequency)
+            for i, s in enumerate(sim.sources) if getattr(s, "waveform", None) is not None]
 
 
 def pml_cells(faces: Faces) -> tuple[tuple[int, int], ...]:
@@ -248,12 +302,10 @@ def advise(sim, dt: float, steps: int, spacing) -> list[str]:
     read over the band, monitor frequencies outside the band or above Nyquist): warns,
     returns the messages.
     ``spacing``: the grid's spacings in m; dt in s."""
-    signals = [advice.Signal(f"sources[{i}] {s.type}", s.waveform.sampler(),
-                             s.waveform.steady_frequency)
-               for i, s in enumerate(sim.sources) if getattr(s, "waveform", None) is not None]
+    signals = _signals(sim)
     monitors = [(f"monitor {m.type} '{m.name}'", m.frequencies)
                 for m in sim.monitors if getattr(m, "frequencies", None)]
-    eps_mu = max(m.eps_r * m.mu_r for m in sim.media)
+    eps_mu = max((m.eps_r * m.mu_r for m in sim.media), default=1.0)
     dispersive = [(f"dispersive medium {m.name or i}", m.eps)
                   for i, m in enumerate(getattr(sim, "pole_media", ()))]
     return advice.advise(signals, dt, steps, spacing=spacing, eps_mu=eps_mu,
@@ -337,5 +389,5 @@ def boxes(sim, grid, faces: Faces) -> dict:
 
 
 __all__ = ["KINDS", "FacePlan", "Faces", "GridPlan", "MonitorPlan", "PMLGrading",
-           "PlaneWavePlan", "advise", "box_from", "boxes", "lower_faces", "lower_grid",
-           "monitor_plan", "mur_faces", "plane_wave_plan", "pml_cells", "z_padding"]
+           "PlaneWavePlan", "advise", "background_grading", "box_from", "boxes", "lower_faces",
+           "lower_grid", "monitor_plan", "mur_faces", "plane_wave_plan", "pml_cells", "z_padding"]

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
-from pydantic import Field, field_validator, model_validator
+from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 
 from ..constants import c0
 from .base import EmModel, Name, Vec3
@@ -170,7 +170,8 @@ class _GridScenario(_Scenario):
 
     @property
     def media(self) -> list[Medium]:
-        out = [self.background]
+        """The constant media (a dispersive background is in :attr:`pole_media`)."""
+        out = [self.background] if isinstance(self.background, Medium) else []
         for s in self.structures:
             ms = s.geometry.media.values() if isinstance(s.geometry, Voxels) else [s.medium]
             out.extend(m for m in ms if isinstance(m, Medium))
@@ -178,8 +179,8 @@ class _GridScenario(_Scenario):
 
     @property
     def pole_media(self) -> list[PoleMedium]:
-        """The dispersive media of the structures (and Voxels labels), in order."""
-        out = []
+        """The dispersive media of the background, the structures and Voxels labels."""
+        out = [self.background] if isinstance(self.background, PoleMedium) else []
         for s in self.structures:
             ms = s.geometry.media.values() if isinstance(s.geometry, Voxels) else [s.medium]
             out.extend(m for m in ms if isinstance(m, PoleMedium))
@@ -196,6 +197,18 @@ class _TimeDomain(_GridScenario):
         return max(1, math.ceil(self.duration / self.dt - 1e-9))
 
 
+def _background_kind(v) -> str:
+    """The background's class: a PoleMedium by its ``type`` tag, else a Medium (whose
+    tag may be left out, as in every scenario written before dispersive backgrounds)."""
+    kind = v.get("type") if isinstance(v, dict) else getattr(v, "type", None)
+    return "PoleMedium" if kind == "PoleMedium" else "Medium"
+
+
+Background = Annotated[Annotated[Medium, Tag("Medium")] | Annotated[PoleMedium, Tag("PoleMedium")],
+                       Discriminator(_background_kind)]
+"""A constant Medium or, in FDTD3D, a dispersive PoleMedium filling the domain."""
+
+
 class FDTD3D(_TimeDomain):
     """A 3D Yee FDTD simulation (seed 001).
 
@@ -208,7 +221,10 @@ class FDTD3D(_TimeDomain):
     name: Name = Field("fdtd3d", description="Name used in outputs: 1-100 letters, digits, "
                        "_ - . (not starting with '.').")
     domain: Domain
-    background: Medium = Field(default_factory=Medium, description="Medium filling the domain.")
+    background: Background = Field(
+        default_factory=Medium, description="Medium filling the domain: a constant Medium or "
+        "a dispersive PoleMedium (water, tissue, soil; its poles then run on every cell, "
+        "CPML included).")
     structures: list[Structure] = Field(default_factory=list, description="Later ones win.")
     sources: list[Source] = Field(default_factory=list)
     monitors: list[Monitor] = Field(default_factory=list)
@@ -228,17 +244,6 @@ class FDTD3D(_TimeDomain):
         "(emjax.grid.subpixel) instead of staircasing."
     )
 
-    @field_validator("background", mode="before")
-    @classmethod
-    def _constant_background(cls, v):
-        kind = v.get("type") if isinstance(v, dict) else getattr(v, "type", None)
-        if kind == "PoleMedium":
-            raise ValueError(
-                "background: a dispersive PoleMedium background is not supported; keep a "
-                "constant Medium background and fill the region with a Box structure of "
-                "the PoleMedium (it may reach into the CPML)")
-        return v
-
     @model_validator(mode="after")
     def _check_consistency(self):
         problems = []
@@ -253,6 +258,7 @@ class FDTD3D(_TimeDomain):
             )
         problems += time_step_problems(self)
         problems += _placement_problems(self)
+        problems += _dispersive_background_problems(self)
         if problems:
             raise ValueError("; ".join(problems))
         return self
@@ -305,7 +311,8 @@ def time_step_problems(sim) -> list[str]:
     scenario with ``dt``, ``duration`` and ``steps``)."""
     dt = sim.dt
     if not (math.isfinite(dt) and dt > 0):
-        eps_mu = min(m.eps_r * m.mu_r for m in sim.media)
+        eps_mu = min([m.eps_r * m.mu_r for m in sim.media]
+                     + [m.eps_inf for m in getattr(sim, "pole_media", ())])
         return [f"time step dt = {dt} s from spacing {sim.domain.spacing} m and the fastest "
                 f"medium (eps_r * mu_r = {eps_mu:.6g}) is not a positive finite number; give "
                 "the spacing in m and physical media"]
@@ -313,6 +320,41 @@ def time_step_problems(sim) -> list[str]:
         return [f"duration = {sim.duration:.6g} s is {sim.duration / dt:.3g} steps of dt = "
                 f"{dt:.4g} s, more than {MAX_STEPS}; shorten the duration or coarsen the grid"]
     return []
+
+
+def _dispersive_background_problems(sim: FDTD3D) -> list[str]:
+    """What a dispersive (PoleMedium) background cannot run with: each of these reads
+    one constant eps_r of the background. (A background whose Re eps(f) <= 0 in the
+    sources' band is refused by the lowering, which knows the band.)"""
+    if not isinstance(sim.background, PoleMedium):
+        return []
+    from .monitors import NearToFar
+    from .sources import PlaneWave
+
+    out = []
+    const = ("give a constant Medium background (eps_r, sigma of eps(f) at your frequency) "
+             "for it")
+    for i, src in enumerate(sim.sources):
+        if isinstance(src, PlaneWave):
+            out.append(f"sources[{i}] PlaneWave: the TF/SF incident field is computed in a "
+                       "constant background, not a dispersive PoleMedium background; drive "
+                       f"the dispersive domain with dipoles or ports, or {const}")
+    for i, m in enumerate(sim.monitors):
+        if isinstance(m, NearToFar):
+            out.append(f"monitors[{i}] NearToFar '{m.name}': the far-field transform needs a "
+                       "lossless constant background, not a dispersive PoleMedium background;"
+                       f" use DFT monitors for the near field, or {const}")
+    if sim.subpixel:
+        out.append("subpixel: averaging eps at surfaces needs a constant background eps_r, "
+                   "not a dispersive PoleMedium background; set subpixel = false")
+    for a, pair in enumerate(sim.faces):
+        for side, face in zip(("low", "high"), pair, strict=True):
+            if isinstance(face, Mur) and face.eps_r is None:
+                out.append(f"boundary: Mur on the {side} {'xyz'[a]} face takes its wave speed "
+                           "from the background's eps_r, which a dispersive PoleMedium "
+                           "background has no single value of; give that Mur face eps_r "
+                           "(Re eps(f) at your frequency) or use CPML")
+    return out
 
 
 def _placement_problems(sim: FDTD3D) -> list[str]:
