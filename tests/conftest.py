@@ -98,3 +98,25 @@ def small_dgatd():
 @pytest.fixture(scope="session")
 def small_fdfd():
     return fdfd
+
+
+def _resumed_equals_whole(solver_class, sim, folder) -> object:
+    """Run ``sim`` whole, then checkpointed at step 30 and resumed with another chunk
+    length; assert every monitor array equal bitwise; return the whole run's results."""
+    import numpy as np
+
+    whole = solver_class(sim, chunk=10).run(progress=False)
+    ck = folder / "resume.ckpt.h5"
+    solver_class(sim, chunk=10).run(progress=False, checkpoint_every=30, checkpoint_path=ck)
+    resumed = solver_class(sim, chunk=7).run(progress=False, resume=ck)
+    for name in whole.names:
+        for comp, x in whole[name].data.items():
+            assert np.array_equal(x, resumed[name].data[comp]), (name, comp)
+    return whole
+
+
+@pytest.fixture
+def resumed_equals_whole(tmp_path):
+    """``check(solver_class, sim)``: a checkpointed and resumed run equals the whole run
+    bitwise (:func:`_resumed_equals_whole`); returns the whole run's results."""
+    return lambda solver_class, sim: _resumed_equals_whole(solver_class, sim, tmp_path)

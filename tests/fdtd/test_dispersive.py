@@ -146,15 +146,9 @@ def test_polarization_bytes_counted_and_box_only(dtype):
     assert "polarization" not in memory.estimate(_cavity(em.Medium(eps_r=2), steps=5))
 
 
-def test_resume_is_bitwise_exact(tmp_path):
-    sim = _cavity(POLES["lorentz"], steps=60)
-    whole = FDTDSolver(sim, chunk=10).run(progress=False)
-    ck = tmp_path / "disp.ckpt.h5"
-    FDTDSolver(sim, chunk=10).run(progress=False, checkpoint_every=30, checkpoint_path=ck)
-    resumed = FDTDSolver(sim, chunk=7).run(progress=False, resume=ck)
-    for name in whole.names:
-        for comp, x in whole[name].data.items():
-            assert np.array_equal(x, resumed[name].data[comp]), (name, comp)
+def test_resume_is_bitwise_exact(resumed_equals_whole):
+    whole = resumed_equals_whole(FDTDSolver, _cavity(POLES["lorentz"], steps=60))
+    assert np.abs(whole["p"].data["Ez"]).max() > 0
 
 
 def test_fdfd_evaluates_eps_at_its_frequency():
