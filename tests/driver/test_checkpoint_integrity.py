@@ -77,7 +77,7 @@ def test_the_intact_checkpoint_loads(written):
     step, _, _ = checkpoint.load_checkpoint(solver, path)
     assert step == 40
     with h5py.File(path, "r") as f:
-        assert f.attrs["format_version"] == 3 and len(f.attrs["digest"]) == 64
+        assert f.attrs["format_version"] == 4 and len(f.attrs["digest"]) == 64
 
 
 def test_twenty_byte_flips_are_each_detected(written, tmp_path):
@@ -199,7 +199,7 @@ def _delete(name, key=None):
     (_delete("", "step"), "attribute 'step' of the file is missing"),
     (_delete("", "digest"), "attribute 'digest' of the file is missing"),
     (_delete("", "scenario"), "attribute 'scenario' of the file is missing"),
-    (_set("format_version", 2), "format version 2; this emjax reads version 3: rerun"),
+    (_set("format_version", 3), "format version 3; this emjax reads version 4: rerun"),
     (_delete("", "format_version"), "format version 0"),
     (_delete("record"), "group 'record' is missing"),
     (_delete("state/00002"), "group 'state' holds .* where its count says"),
