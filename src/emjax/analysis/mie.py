@@ -19,6 +19,11 @@ imaginary part is rejected rather than conjugated silently.
 
 Checked against miepython 3.3.0 (``S1_S2(m, x, mu, norm)``; m = 0 signals a perfectly
 conducting sphere).
+
+:func:`mie_cross_sections` gives the extinction, scattering and absorption cross-sections
+(m²) of an absorbing sphere, ``Q pi a^2`` from miepython's efficiencies, vectorised over
+frequency with eps_r(f) per frequency (a dispersive sphere: a Drude metal's eps_r has a
+negative real part, which the principal square root handles like any other).
 """
 
 from __future__ import annotations
@@ -27,7 +32,22 @@ import numpy as np
 
 from emjax.constants import c0
 
-__all__ = ["mie_rcs", "mie_rcs_db"]
+__all__ = ["mie_cross_sections", "mie_rcs", "mie_rcs_db"]
+
+
+def _index(eps_r, where: str):
+    """miepython's refractive index m = n - j kappa of a complex relative permittivity
+    in the e^{+j omega t} convention (Im eps_r <= 0; a real m when lossless)."""
+    e = complex(eps_r)
+    if e.imag > 0:
+        raise ValueError(
+            f"{where}: eps_r={eps_r!r} has a positive imaginary part; emjax uses "
+            "e^{+j omega t}, where losses give eps_r = eps' - j eps''"
+        )
+    m = np.sqrt(e)
+    if m.imag > 0:
+        m = -m
+    return float(m.real) if m.imag == 0 else m
 
 
 def mie_rcs(radius, eps_r, frequency, theta, plane="E"):
@@ -50,25 +70,35 @@ def mie_rcs(radius, eps_r, frequency, theta, plane="E"):
         raise ValueError(f"mie_rcs: plane={plane!r}; allowed: 'E' or 'H'")
     k = 2.0 * np.pi * float(frequency) / c0
     x = k * float(radius)
-    if eps_r is None:
-        m = 0.0
-    else:
-        e = complex(eps_r)
-        if e.imag > 0:
-            raise ValueError(
-                f"mie_rcs: eps_r={eps_r!r} has a positive imaginary part; emjax uses "
-                "e^{+j omega t}, where losses give eps_r = eps' - j eps''"
-            )
-        m = np.sqrt(e)
-        if m.imag > 0:
-            m = -m
-        if m.imag == 0:
-            m = float(m.real)
+    m = 0.0 if eps_r is None else _index(eps_r, "mie_rcs")
     th = np.asarray(theta, dtype=float)
     mu = np.cos(th).ravel()
     s1, s2 = miepython.S1_S2(m, x, mu, norm="wiscombe")
     s = s2 if p == "E" else s1
     return (4.0 * np.pi * np.abs(s) ** 2 / k**2).reshape(th.shape)
+
+
+def mie_cross_sections(radius, eps_r, frequency) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(extinction, scattering, absorption) cross-sections in m² of a sphere in vacuum.
+
+    radius: m. frequency: Hz, scalar or array. eps_r: complex relative permittivity
+    (imaginary part <= 0, e^{+j omega t}), scalar or one per frequency (a dispersive
+    medium's ``eps(f)``). Returns arrays shaped like ``frequency``.
+    """
+    import miepython
+
+    if not radius > 0:
+        raise ValueError(f"mie_cross_sections: radius={radius!r} m must be positive")
+    f = np.asarray(frequency, dtype=float)
+    if not np.all(f > 0):
+        raise ValueError(f"mie_cross_sections: frequency={frequency!r} Hz must be positive")
+    e = np.broadcast_to(np.asarray(eps_r, dtype=complex), f.shape).ravel()
+    m = np.array([_index(v, "mie_cross_sections") for v in e], dtype=complex)
+    area = np.pi * float(radius) ** 2
+    qext, qsca, _, _ = miepython.efficiencies(m, 2.0 * float(radius), c0 / f.ravel())
+    ext = (np.asarray(qext, float) * area).reshape(f.shape)
+    sca = (np.asarray(qsca, float) * area).reshape(f.shape)
+    return ext, sca, ext - sca
 
 
 def mie_rcs_db(radius, eps_r, frequency, theta, plane="E"):
