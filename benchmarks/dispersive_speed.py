@@ -1,4 +1,5 @@
-"""Issue #20's speed checks, 512^3 float32 FDTD3D (10-cell CPML, a z dipole, a probe):
+"""Issue #20's speed experiments (``emjax bench dispersive`` is the record), 512^3
+float32 FDTD3D (10-cell CPML, a z dipole, a probe):
 
 - ``--fill sphere``: a sphere filling 5% of the cells, one-pole Debye (water-like:
   eps_inf 4.9, delta_eps 74, tau 8.3 ps), against the same sphere non-dispersive (eps_r
@@ -25,7 +26,6 @@ Usage (GPU machine): ``python benchmarks/dispersive_speed.py --out $OUT/disp.jso
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from pathlib import Path
 
@@ -34,26 +34,10 @@ from energy_cost import record, timed
 
 
 def scenario(dispersive: bool, n: int, fill: str = "sphere"):
-    from emjax.model import load_scenario
+    """``emjax bench dispersive``'s scenario (:mod:`emjax.bench.dispersive`), 400 steps."""
+    from emjax.bench.dispersive import scenario as bench_scenario
 
-    size = n * 1e-3
-    radius = size * (0.05 * 3 / (4 * math.pi)) ** (1 / 3)  # 5% of the cells
-    medium = ({"type": "PoleMedium", "eps_inf": 4.9,
-               "poles": [{"type": "Debye", "delta_eps": 74.0, "tau": 8.3e-12}]}
-              if dispersive else {"type": "Medium", "eps_r": 4.9})
-    geometry = ({"type": "Sphere", "center": [0.0, 0.0, 0.0], "radius": radius}
-                if fill == "sphere" else
-                {"type": "Box", "center": [0.0, 0.0, 0.0], "size": [2 * size] * 3})
-    return load_scenario({
-        "type": "FDTD3D", "name": "dispersive-speed", "steps": 400,
-        "domain": {"shape": [n, n, n], "spacing": 1e-3},
-        "boundary": {"type": "CPML", "thickness": 10},
-        "structures": [{"geometry": geometry, "medium": medium}],
-        "sources": [{"type": "PointDipole", "position": [0.0, 0.0, 0.12 * size],
-                     "polarization": "z",
-                     "waveform": {"type": "GaussianPulse", "f0": 2e9, "fwidth": 1e9}}],
-        "monitors": [{"type": "Probe", "name": "probe",
-                      "positions": [[0.0, 0.0, 0.13 * size]], "components": ["Ez"]}]})
+    return bench_scenario(n, fill, dispersive, steps=400)
 
 
 def use_inplace() -> None:
