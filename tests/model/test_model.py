@@ -501,26 +501,26 @@ def test_bad_size_nonpositive():
 
 
 def test_bad_eps_r():
-    _fails(_with(background={"eps_r": -2.5}), "background.eps_r",
+    _fails(_with(background={"eps_r": -2.5}), "background.Medium.eps_r",
            "greater than or equal to 0.000001", "input_value=-2.5")
-    _fails(_with(background={"eps_r": 1e12}), "background.eps_r",
+    _fails(_with(background={"eps_r": 1e12}), "background.Medium.eps_r",
            "less than or equal to 1000000000")
 
 
 def test_bad_mu_r():
-    _fails(_with(background={"mu_r": 0.0}), "background.mu_r",
+    _fails(_with(background={"mu_r": 0.0}), "background.Medium.mu_r",
            "greater than or equal to 0.000001", "input_value=0.0")
     # a denormal mu_r made mu0 mu_r / 2 underflow to zero in the lowering (fuzz)
-    _fails(_with(background={"mu_r": 5e-324}), "background.mu_r", "0.000001")
+    _fails(_with(background={"mu_r": 5e-324}), "background.Medium.mu_r", "0.000001")
 
 
 def test_bad_sigma():
-    _fails(_with(background={"sigma": -0.25}), "background.sigma\n", "greater than or equal to 0",
+    _fails(_with(background={"sigma": -0.25}), "background.Medium.sigma\n", "greater than or equal to 0",
            "input_value=-0.25")
 
 
 def test_bad_sigma_m():
-    _fails(_with(background={"sigma_m": -0.75}), "background.sigma_m", "greater than or equal",
+    _fails(_with(background={"sigma_m": -0.75}), "background.Medium.sigma_m", "greater than or equal",
            "input_value=-0.75")
 
 
@@ -579,7 +579,7 @@ def test_bad_courant_nonpositive():
 
 
 def test_bad_toml_unknown_key():
-    _fails(BASE_TOML + "\n[background]\nepsr = 2\n", "background.epsr",
+    _fails(BASE_TOML + "\n[background]\nepsr = 2\n", "background.Medium.epsr",
            "Extra inputs are not permitted", "input_value=2")
 
 
