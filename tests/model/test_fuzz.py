@@ -661,8 +661,9 @@ def outcome(text: str) -> str:
 # (`--hypothesis-seed=N`).
 _SETTINGS = dict(derandomize=False, deadline=DEADLINE, database=None,
                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-N_DOCS = 250
-"""Documents per scenario kind and test run: 1,000 in all."""
+N_DOCS = 200
+"""Documents per scenario kind and test run: 800 in all (drawn afresh each run; 250
+until the dispersive tests joined the suite and its 10 minutes on 2 cores got tight)."""
 
 
 @pytest.mark.parametrize("kind", sorted(VALID_DOCS))
