@@ -2,8 +2,8 @@
 
 A :class:`PoleMedium` is a structure's medium (``model.media.AnyMedium``) in FDTD3D and
 FDTD2D (the auxiliary-differential-equation update of :mod:`emjax.fdtd.dispersive`) and
-FDFD3D (``eps(f)`` at the solve frequency), and the background of every scenario stays a
-constant :class:`emjax.model.media.Medium`. The
+FDFD3D (``eps(f)`` at the solve frequency), and an FDTD3D background (the others stay a
+constant :class:`emjax.model.media.Medium`). The
 models evaluate ``eps(f)`` anywhere in Python, feed the fitter
 (:mod:`emjax.materials.fit`) and the material library (:mod:`emjax.materials`).
 
@@ -156,7 +156,7 @@ class _Dispersive(EmModel):
 class PoleMedium(_Dispersive):
     """A medium of eps_inf, a static conductivity and any number of poles.
 
-    A structure's medium in FDTD3D and FDFD3D (not FDTD2D, not a background).
+    A structure's medium in FDTD3D, FDTD2D and FDFD3D, and an FDTD3D background.
     Passivity is checked pole by pole: an error names ``poles.<index>`` and the
     offending value.
     """
