@@ -515,13 +515,13 @@ def test_bad_mu_r():
 
 
 def test_bad_sigma():
-    _fails(_with(background={"sigma": -0.25}), "background.Medium.sigma\n", "greater than or equal to 0",
-           "input_value=-0.25")
+    _fails(_with(background={"sigma": -0.25}), "background.Medium.sigma\n",
+           "greater than or equal to 0", "input_value=-0.25")
 
 
 def test_bad_sigma_m():
-    _fails(_with(background={"sigma_m": -0.75}), "background.Medium.sigma_m", "greater than or equal",
-           "input_value=-0.75")
+    _fails(_with(background={"sigma_m": -0.75}), "background.Medium.sigma_m",
+           "greater than or equal", "input_value=-0.75")
 
 
 def test_bad_medium_in_structure():
