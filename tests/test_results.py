@@ -6,6 +6,8 @@
   scenario equal as a model, the metadata and monitor order unchanged.
 * Atomic save: no ``.tmp`` is left behind; a save that fails half-way (h5py made to
   raise on the second dataset) leaves the previous file readable and unchanged.
+* Units: every dataset of a saved file (each monitor kind, FDFD's phasors, a 2D run's
+  energy in J/m) carries the ``units`` attribute the results docstring gives it.
 * Load errors: a missing path, a text file, a foreign HDF5 file and a damaged emjax file
   each raise SetupError naming the path.
 * Spectra: the transform of a Gaussian pulse against its closed form
@@ -36,16 +38,18 @@ from emjax.analysis.spectrum import find_peaks, spectrum
 from emjax.errors import SetupError
 from emjax.io.xdmf import write_xdmf
 from emjax.model import (
+    FDTD2D,
     FDTD3D,
     PEC,
     DFTMonitor,
     Domain,
+    Domain2D,
     EnergyMonitor,
     FieldSnapshot,
     Probe,
     load_scenario,
 )
-from emjax.results import MonitorData, Results
+from emjax.results import KINDS, MonitorData, Results
 
 NT = 64
 DT = 1.5e-11
@@ -146,6 +150,50 @@ def test_round_trip_is_bitwise(res: Results, tmp_path: Path):
         assert f["dft/data/Ex"].dtype == np.complex64
     # Lossless compression reads back the same.
     assert Results.load(res.save(tmp_path / "z.h5", compression="gzip")) == res
+
+
+def _dataset_units(path: Path) -> dict[str, str | None]:
+    """Every dataset of an HDF5 file -> its ``units`` attribute (None where missing)."""
+    found: dict[str, str | None] = {}
+    with h5py.File(path, "r") as f:
+        f.visititems(lambda name, obj: found.__setitem__(name, obj.attrs.get("units"))
+                     if isinstance(obj, h5py.Dataset) else None)
+    return found
+
+
+def test_every_dataset_has_its_units(res: Results, tmp_path: Path):
+    """Each monitor kind, FDFD's phasors and a 2D run's energy: every dataset of the
+    saved file carries the unit the results module docstring gives it."""
+    rng = np.random.default_rng(2)
+    spectra = {k: rng.standard_normal((2, 5, 3)) + 0j for k in ("E", "H")}
+    n2f = MonitorData("n2f", "NearToFar", {**spectra, "E_inc": np.ones(2, complex)},
+                      {"f": np.array([1e9, 2e9]), "points": rng.random((5, 3)),
+                       "normals": np.eye(3)[[0, 1, 2, 0, 1]], "weights": np.ones(5)})
+    phasors = MonitorData("fdfd", "DFTMonitor", {"Ey": np.ones((1, 2, 1, 1), complex),
+                                                 "Hx": np.ones((1, 2, 1, 1), complex)},
+                          {"f": np.array([1e9]), "x_Ey": np.zeros(2), "y_Ey": np.zeros(1),
+                           "z_Ey": np.zeros(1)},
+                          attrs={"quantity": "scattered field phasors (e^{+j w t})"})
+    monitors = {**res.monitors, "n2f": n2f, "fdfd": phasors}
+    assert {md.kind for md in monitors.values()} == set(KINDS), "a kind without a unit test"
+    found = _dataset_units(Results(None, monitors, {}).save(tmp_path / "u.h5"))
+    assert len(found) == sum(len(md.data) + len(md.coords) for md in monitors.values())
+    assert all(found.values()), [k for k, v in found.items() if not v]
+    expected = {
+        "probe/data/Ex": "V/m", "probe/data/Hy": "A/m", "probe/coords/t_H": "s",
+        "probe/coords/points": "m", "snap/data/Ey": "V/m", "snap/coords/t": "s",
+        "snap/coords/y_Ex": "m", "dft/data/Ex": "V*s/m", "dft/data/Hz": "A*s/m",
+        "dft/coords/f": "Hz", "energy/data/energy": "J", "n2f/data/E_inc": "V*s/m",
+        "n2f/data/H": "A*s/m", "n2f/coords/normals": "1", "n2f/coords/weights": "m^2",
+        "fdfd/data/Ey": "V/m", "fdfd/data/Hx": "A/m", "fdfd/coords/z_Ey": "m",
+    }
+    assert {k: found[k] for k in expected} == expected
+    # FDTD2D energies are per unit length.
+    sim2d = FDTD2D(domain=Domain2D(size=(0.1, 0.1), spacing=0.01), steps=5, boundary=PEC(),
+                   monitors=[EnergyMonitor(name="energy")])
+    planar = _dataset_units(Results(sim2d, {"energy": res["energy"]}, {}).save(
+        tmp_path / "u2d.h5"))
+    assert planar == {"energy/data/energy": "J/m", "energy/coords/t": "s"}
 
 
 def test_equality_sees_a_changed_bit_or_dtype(res: Results):

@@ -3,11 +3,12 @@
 Import the scenario classes from here; every solver runs on whatever device JAX has
 (CPU, one GPU, many GPUs). Names load on first use, so that ``import emjax`` (and the
 kernel modules below it) pull in neither pydantic nor JAX until they are needed.
+``dir(emjax)`` lists the public names only (no import leftovers such as ``importlib``):
+no ``from __future__ import annotations`` here, and the import machinery is imported
+under a private name.
 """
 
-from __future__ import annotations
-
-import importlib
+import importlib as _importlib
 
 __version__ = "0.1.0"
 
@@ -41,11 +42,14 @@ __all__ = sorted(_LAZY)
 
 def __getattr__(name: str):
     if name in _LAZY:
-        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        value = getattr(_importlib.import_module(f".{_LAZY[name]}", __name__), name)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'emjax' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return [*globals(), *_LAZY]
+    """The lazy names, ``__version__`` and the subpackages imported so far (public
+    globals); private helpers and module dunders are left out."""
+    public = {k for k in globals() if not k.startswith("_")}
+    return sorted({*public, *_LAZY, "__version__"})

@@ -13,15 +13,20 @@ Arrays in ``MonitorData``, by ``kind`` (components are "Ex".."Hz"):
 * ``FieldSnapshot``: ``data[comp]`` real, shape (nsnap, n1, n2, n3); ``coords["t"]``
   (nsnap,) s and, since Yee components are staggered, ``coords["x_<comp>"]``,
   ``coords["y_<comp>"]``, ``coords["z_<comp>"]`` of shapes (n1,), (n2,), (n3,) m each.
-* ``DFTMonitor``: ``data[comp]`` complex, shape (nf, n1, n2, n3), field units times s;
+* ``DFTMonitor``: ``data[comp]`` complex, shape (nf, n1, n2, n3), field units times s
+  (V*s/m, A*s/m; FDFD's phasors, ``attrs["quantity"]`` naming them, in V/m, A/m);
   ``coords["f"]`` (nf,) Hz and the per-component axes as above.
-* ``EnergyMonitor``: ``data["energy"]`` (nt,) J; ``coords["t"]`` (nt,) s.
+* ``EnergyMonitor``: ``data["energy"]`` (nt,) J (J/m per unit length in FDTD2D);
+  ``coords["t"]`` (nt,) s.
 * ``NearToFar``: ``data["E"]``, ``data["H"]`` complex (nf, P, 3), the tangential field
-  spectra (V/m*s, A/m*s) at P points of the closed Huygens box, ``coords["points"]``
+  spectra (V*s/m, A*s/m) at P points of the closed Huygens box, ``coords["points"]``
   (P, 3) m, ``coords["normals"]`` (P, 3), ``coords["weights"]`` (P,) m^2,
   ``coords["f"]`` (nf,) Hz; with a plane wave also ``data["E_inc"]`` (nf,) complex, the
-  incident spectrum (V/m*s) at ``attrs["incident_point"]``. Far fields, RCS, power
+  incident spectrum (V*s/m) at ``attrs["incident_point"]``. Far fields, RCS, power
   and directivity come from :meth:`MonitorData.far_field` and its neighbours.
+
+:func:`units` gives these units from one table (``DATA_UNITS``, ``COORD_UNITS``), and
+each HDF5 dataset carries its unit as a ``units`` attribute ("1": dimensionless).
 """
 
 from __future__ import annotations
@@ -430,4 +435,30 @@ def json_image(value: dict[str, Any], where: str) -> dict[str, Any]:
         raise TypeError(f"{where}: {e}; store plain numbers, strings, lists or dicts") from e
 
 
-__all__ = ["KINDS", "MonitorData", "Results"]
+# The units of the module docstring, by monitor kind and array key. A field key is looked
+# up by its first letter ("Ex".."Hz", DGATD's "E" and "H", NearToFar's "E_inc"); an axis
+# key "x_Ex" by its prefix "x_".
+_FIELD = {"E": "V/m", "H": "A/m"}
+_SPECTRUM = {"E": "V*s/m", "H": "A*s/m"}  # sum over steps of field * dt
+DATA_UNITS: dict[str, dict[str, str]] = {
+    "Probe": _FIELD, "FieldSnapshot": _FIELD, "DFTMonitor": _SPECTRUM,
+    "NearToFar": _SPECTRUM, "EnergyMonitor": {"energy": "J"},
+}
+COORD_UNITS = {"t": "s", "t_E": "s", "t_H": "s", "f": "Hz", "points": "m", "normals": "1",
+               "weights": "m^2", "x_": "m", "y_": "m", "z_": "m"}
+
+
+def units(md: MonitorData, key: str, *, per_length: bool = False) -> str | None:
+    """The unit of ``md.data[key]`` or ``md.coords[key]`` ("V/m", "s", "1", ...), or None
+    for an array the table does not know. ``per_length``: a 2D run (FDTD2D), whose
+    energies are per unit length (J/m)."""
+    if key in md.coords:
+        return COORD_UNITS.get(key, COORD_UNITS.get(key[:2]))
+    table = DATA_UNITS.get(md.kind, {})
+    if md.kind == "DFTMonitor" and "phasor" in str(md.attrs.get("quantity", "")):
+        table = _FIELD  # FDFD's scattered phasors are fields, not spectra
+    unit = table.get(key, table.get(key[:1]))
+    return unit + "/m" if per_length and unit == "J" else unit
+
+
+__all__ = ["COORD_UNITS", "DATA_UNITS", "KINDS", "MonitorData", "Results", "units"]

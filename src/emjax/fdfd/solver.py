@@ -401,6 +401,7 @@ def _results(sim, prep: Prepared, e, kres, history, start: int, wall: float, *, 
     if rcs:
         th, se, sh = bistatic_rcs(sim, prep.st, e_np, h_np, sim.rcs_angles)
         meta["rcs_theta_deg"] = th.tolist()
-        meta["rcs_E_dBsm"] = (10 * np.log10(se)).tolist()
-        meta["rcs_H_dBsm"] = (10 * np.log10(sh)).tolist()
+        with np.errstate(divide="ignore"):  # a zero RCS (no scatterer, a null): -inf dBsm
+            meta["rcs_E_dBsm"] = (10 * np.log10(se)).tolist()
+            meta["rcs_H_dBsm"] = (10 * np.log10(sh)).tolist()
     return Results(scenario=sim, monitors={"scattered": md}, metadata=meta)

@@ -8,6 +8,8 @@ Layout (creation order is kept, so monitors and components come back in order)::
     /<monitor>/            attrs: name, kind, attrs (JSON of MonitorData.attrs)
     /<monitor>/data/<key>  one dataset per component ("Ex".."Hz") or "energy"
     /<monitor>/coords/<key> one dataset per axis ("t_E", "points", "x_Ex", "f", ...)
+                           each dataset: attrs units ("V/m", "s", "1", ...: the table of
+                           :func:`emjax.results.units`)
 
 Arrays are stored with their own dtype (complex natively, as h5py's (r, i) compound)
 and read back bit for bit. A save goes to ``path + ".tmp"`` in the same directory and
@@ -24,7 +26,7 @@ import h5py
 import numpy as np
 
 from ..errors import SetupError
-from ..results import MonitorData, Results
+from ..results import MonitorData, Results, units
 from .atomic import atomic_path
 
 FORMAT = "emjax-results"
@@ -47,8 +49,10 @@ def save_results(res: Results, path: str | Path, *, compression: str | None = No
         f.attrs["scenario"] = res.scenario_json
         f.attrs["metadata"] = json.dumps(res.metadata)
         f.attrs["monitors"] = json.dumps(groups)
+        per_length = getattr(res.scenario, "type", None) == "FDTD2D"
         for gname, md in zip(groups, res.monitors.values(), strict=True):
-            _write_monitor(f.create_group(gname, track_order=True), md, compression)
+            _write_monitor(f.create_group(gname, track_order=True), md, compression,
+                           per_length)
     return path
 
 
@@ -96,7 +100,10 @@ def _group_names(names: list[str]) -> list[str]:
             for i, n in enumerate(names)]
 
 
-def _write_monitor(g: h5py.Group, md: MonitorData, compression: str | None) -> None:
+def _write_monitor(g: h5py.Group, md: MonitorData, compression: str | None,
+                   per_length: bool) -> None:
+    """Monitor group ``g``: name, kind and attrs, then each array with its ``units``
+    (``per_length``: a 2D run, energies in J/m)."""
     g.attrs["name"] = md.name
     g.attrs["kind"] = md.kind
     g.attrs["attrs"] = json.dumps(md.attrs)
@@ -104,7 +111,10 @@ def _write_monitor(g: h5py.Group, md: MonitorData, compression: str | None) -> N
         h = g.create_group(sub, track_order=True)
         for key, a in arrays.items():
             opts = {"compression": compression} if compression and a.ndim and a.size else {}
-            h.create_dataset(key, data=a, **opts)
+            ds = h.create_dataset(key, data=a, **opts)
+            unit = units(md, key, per_length=per_length)
+            if unit is not None:
+                ds.attrs["units"] = unit
 
 
 def _read_monitor(g: h5py.Group) -> MonitorData:
