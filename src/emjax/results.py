@@ -22,6 +22,14 @@ Arrays in ``MonitorData``, by ``kind`` (components are "Ex".."Hz"):
   ``coords["f"]`` (nf,) Hz; with a plane wave also ``data["E_inc"]`` (nf,) complex, the
   incident spectrum (V/m*s) at ``attrs["incident_point"]``. Far fields, RCS, power
   and directivity come from :meth:`MonitorData.far_field` and its neighbours.
+* ``FluxMonitor``: ``data["flux"]`` real (nf,) W*s^2, the Poynting flux
+  ``0.5 Re sum (E x H*) . n dA`` of the DFT spectra (V/m*s, A/m*s) through the plane
+  (along ``attrs["direction"]`` of its normal ``attrs["normal"]``) or out of the closed
+  box (``attrs["normal"] == "box"``; into it for direction "-"), Yee-paired
+  (:func:`emjax.analysis.flux.face_flux`): the spectral power of the pulsed fields,
+  the same scale as a NearToFar's ``radiated_power``. Divided by ``|S(f)|^2`` of a
+  source's spectrum S it is W per unit source amplitude squared. ``coords["f"]``
+  (nf,) Hz; ``attrs["box_lo"]``, ``attrs["box_hi"]`` the snapped corners in m.
 """
 
 from __future__ import annotations
@@ -37,7 +45,7 @@ import numpy as np
 if TYPE_CHECKING:
     from .analysis.spectrum import Peak
 
-KINDS = ("Probe", "FieldSnapshot", "DFTMonitor", "EnergyMonitor", "NearToFar")
+KINDS = ("Probe", "FieldSnapshot", "DFTMonitor", "EnergyMonitor", "NearToFar", "FluxMonitor")
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -46,8 +54,10 @@ class MonitorData:
 
     Attributes:
         name: the monitor's name in the scenario.
-        kind: "Probe", "FieldSnapshot", "DFTMonitor" or "EnergyMonitor".
-        data: one array per component ("Ex".."Hz"), or ``{"energy": ...}``.
+        kind: one of :data:`KINDS` ("Probe", "FieldSnapshot", "DFTMonitor",
+            "EnergyMonitor", "NearToFar", "FluxMonitor").
+        data: one array per component ("Ex".."Hz"), or ``{"energy": ...}``,
+            ``{"flux": ...}``, ... (the module docstring).
         coords: the axes of the data (times in s, frequencies in Hz, positions in m).
         attrs: JSON-able scalars and strings describing the monitor (kept as their JSON
             image, like ``Results.metadata``).
