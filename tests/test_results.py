@@ -174,7 +174,8 @@ def test_every_dataset_has_its_units(res: Results, tmp_path: Path):
                           {"f": np.array([1e9]), "x_Ey": np.zeros(2), "y_Ey": np.zeros(1),
                            "z_Ey": np.zeros(1)},
                           attrs={"quantity": "scattered field phasors (e^{+j w t})"})
-    monitors = {**res.monitors, "n2f": n2f, "fdfd": phasors}
+    flux = MonitorData("flux", "FluxMonitor", {"flux": np.ones(2)}, {"f": np.array([1e9, 2e9])})
+    monitors = {**res.monitors, "n2f": n2f, "fdfd": phasors, "flux": flux}
     assert {md.kind for md in monitors.values()} == set(KINDS), "a kind without a unit test"
     found = _dataset_units(Results(None, monitors, {}).save(tmp_path / "u.h5"))
     assert len(found) == sum(len(md.data) + len(md.coords) for md in monitors.values())
@@ -186,6 +187,7 @@ def test_every_dataset_has_its_units(res: Results, tmp_path: Path):
         "dft/coords/f": "Hz", "energy/data/energy": "J", "n2f/data/E_inc": "V*s/m",
         "n2f/data/H": "A*s/m", "n2f/coords/normals": "1", "n2f/coords/weights": "m^2",
         "fdfd/data/Ey": "V/m", "fdfd/data/Hx": "A/m", "fdfd/coords/z_Ey": "m",
+        "flux/data/flux": "W*s^2", "flux/coords/f": "Hz",
     }
     assert {k: found[k] for k in expected} == expected
     # FDTD2D energies are per unit length.

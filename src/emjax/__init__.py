@@ -22,7 +22,7 @@ _LAZY = {
     **dict.fromkeys(
         ("CPML", "FDTD3D", "Mur", "PEC", "PMC", "Boundaries", "Box", "ContinuousWave", "Cylinder",
          "DFTMonitor", "Domain", "EdgeSource", "Ellipsoid", "EnergyMonitor", "FieldSnapshot",
-         "GaussianPulse", "Medium", "NearToFar", "PlaneWave", "PointDipole", "Probe",
+         "FluxMonitor", "GaussianPulse", "Medium", "NearToFar", "PlaneWave", "PointDipole", "Probe",
          "RickerWavelet", "Sphere", "Structure", "Voxels", "load_scenario", "vacuum"),
         "model",
     ),

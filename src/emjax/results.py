@@ -24,6 +24,14 @@ Arrays in ``MonitorData``, by ``kind`` (components are "Ex".."Hz"):
   ``coords["f"]`` (nf,) Hz; with a plane wave also ``data["E_inc"]`` (nf,) complex, the
   incident spectrum (V*s/m) at ``attrs["incident_point"]``. Far fields, RCS, power
   and directivity come from :meth:`MonitorData.far_field` and its neighbours.
+* ``FluxMonitor``: ``data["flux"]`` real (nf,) W*s^2, the Poynting flux
+  ``0.5 Re sum (E x H*) . n dA`` of the DFT spectra (V*s/m, A*s/m) through the plane
+  (along ``attrs["direction"]`` of its normal ``attrs["normal"]``) or out of the closed
+  box (``attrs["normal"] == "box"``; into it for direction "-"), Yee-paired
+  (:func:`emjax.analysis.flux.face_flux`): the spectral power of the pulsed fields,
+  the same scale as a NearToFar's ``radiated_power``. Divided by ``|S(f)|^2`` of a
+  source's spectrum S it is W per unit source amplitude squared. ``coords["f"]``
+  (nf,) Hz; ``attrs["box_lo"]``, ``attrs["box_hi"]`` the snapped corners in m.
 
 :func:`units` gives these units from one table (``DATA_UNITS``, ``COORD_UNITS``), and
 each HDF5 dataset carries its unit as a ``units`` attribute ("1": dimensionless).
@@ -42,7 +50,7 @@ import numpy as np
 if TYPE_CHECKING:
     from .analysis.spectrum import Peak
 
-KINDS = ("Probe", "FieldSnapshot", "DFTMonitor", "EnergyMonitor", "NearToFar")
+KINDS = ("Probe", "FieldSnapshot", "DFTMonitor", "EnergyMonitor", "NearToFar", "FluxMonitor")
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -51,8 +59,10 @@ class MonitorData:
 
     Attributes:
         name: the monitor's name in the scenario.
-        kind: "Probe", "FieldSnapshot", "DFTMonitor" or "EnergyMonitor".
-        data: one array per component ("Ex".."Hz"), or ``{"energy": ...}``.
+        kind: one of :data:`KINDS` ("Probe", "FieldSnapshot", "DFTMonitor",
+            "EnergyMonitor", "NearToFar", "FluxMonitor").
+        data: one array per component ("Ex".."Hz"), or ``{"energy": ...}``,
+            ``{"flux": ...}``, ... (the module docstring).
         coords: the axes of the data (times in s, frequencies in Hz, positions in m).
         attrs: JSON-able scalars and strings describing the monitor (kept as their JSON
             image, like ``Results.metadata``).
@@ -442,7 +452,7 @@ _FIELD = {"E": "V/m", "H": "A/m"}
 _SPECTRUM = {"E": "V*s/m", "H": "A*s/m"}  # sum over steps of field * dt
 DATA_UNITS: dict[str, dict[str, str]] = {
     "Probe": _FIELD, "FieldSnapshot": _FIELD, "DFTMonitor": _SPECTRUM,
-    "NearToFar": _SPECTRUM, "EnergyMonitor": {"energy": "J"},
+    "NearToFar": _SPECTRUM, "EnergyMonitor": {"energy": "J"}, "FluxMonitor": {"flux": "W*s^2"},
 }
 COORD_UNITS = {"t": "s", "t_E": "s", "t_H": "s", "f": "Hz", "points": "m", "normals": "1",
                "weights": "m^2", "x_": "m", "y_": "m", "z_": "m"}

@@ -63,45 +63,6 @@ def test_peak_frequency_is_the_parabola_vertex():
         plasmon.peak_frequency(f, f)
 
 
-def test_face_box_flux_equals_the_volume_monitor_flux():
-    """Six face slabs seen through FaceBox give box_flux's value on a full DFT box of the
-    same (random) samples, to rounding."""
-    from emjax.analysis.sar import box_flux
-    from emjax.grid.yee import COMPONENTS, OFFSETS
-    from emjax.results import MonitorData
-
-    d, h, nf = 1.0, 3, 2
-    rng = np.random.default_rng(1)
-    # every component on the nodes / half nodes from -h - 1/2 to h + 1/2 cells
-    axes, vol = {}, {}
-    for c in COMPONENTS:
-        x = [(np.arange(-h - 1, h + 2) + OFFSETS[c][a]) * d for a in range(3)]
-        axes[c] = tuple(v[np.abs(v) <= (h + 0.5) * d] for v in x)
-        shape = (nf, *(x.size for x in axes[c]))
-        vol[c] = rng.normal(size=shape) + 1j * rng.normal(size=shape)
-
-    def monitor(name, lo, hi, comps):
-        data, coords = {}, {"f": np.arange(1, nf + 1.0)}
-        for c in comps:
-            keep = [(x >= lo[a] - 1e-9) & (x <= hi[a] + 1e-9) for a, x in enumerate(axes[c])]
-            data[c] = vol[c][(slice(None), *np.ix_(*keep))]
-            for a, ax in enumerate("xyz"):
-                coords[f"{ax}_{c}"] = axes[c][a][keep[a]]
-        return MonitorData(name=name, kind="DFTMonitor", data=data, coords=coords)
-
-    full = monitor("vol", (-h - 0.5,) * 3, (h + 0.5,) * 3, COMPONENTS)
-    faces = {}
-    for m in plasmon.face_monitors("abs", h * d, d, [1.0, 2.0]):
-        lo = np.array(m.center) - np.array(m.size) / 2
-        hi = np.array(m.center) + np.array(m.size) / 2
-        faces[m.name] = monitor(m.name, lo, hi, m.components)
-    box = plasmon.FaceBox(faces, "abs", d)
-    for i in range(nf):
-        want = box_flux(full, (-h,) * 3, (h,) * 3, (d,) * 3, i)
-        got = box_flux(box, (-h,) * 3, (h,) * 3, (d,) * 3, i)
-        assert got == pytest.approx(want, rel=1e-12), (i, got, want)
-
-
 def test_drude_sphere_coarse_run_against_mie():
     m = plasmon.measure(4)
     f = m["f"]

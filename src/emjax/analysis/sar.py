@@ -36,6 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..constants import mu0
+from .flux import face_flux, tangential_pair
 
 
 def interpolate_axis(a: np.ndarray, x_src: np.ndarray, x_dst: np.ndarray, axis: int) -> np.ndarray:
@@ -314,18 +315,19 @@ def box_flux(md, lo, hi, spacing, frequency_index: int = 0) -> float:
     the closed box of E nodes from ``lo`` to ``hi`` (m, on grid nodes), from a
     DFTMonitor holding all six components on the box and half a cell beyond it.
 
-    The pairing is the Yee grid's exact discrete Poynting theorem: on each face every
-    tangential E sample on the face (its rim included) meets the tangential H sample
-    half a cell outside at the same tangential position, with the full cell area. With
-    E and H each transformed at its own sample times, ``-box_flux`` then equals the
-    power dissipated on the E edges inside the closed box (:func:`yee_absorbed_power`)
-    plus the power the sources inside deliver, to rounding, for transforms of signals
-    that have died out.
+    The pairing is the Yee grid's exact discrete Poynting theorem
+    (:func:`emjax.analysis.flux.face_flux`, which the FluxMonitor uses too): on each
+    face every tangential E sample on the face (its rim included) meets the tangential
+    H sample half a cell outside at the same tangential position, with the full cell
+    area. With E and H each transformed at its own sample times, ``-box_flux`` then
+    equals the power dissipated on the E edges inside the closed box
+    (:func:`yee_absorbed_power`) plus the power the sources inside deliver, to
+    rounding, for transforms of signals that have died out.
     """
     lo, hi, d = (np.asarray(v, float) for v in (lo, hi, spacing))
     total = 0.0
     for a in range(3):
-        b, c = (a + 1) % 3, (a + 2) % 3
+        b, c = tangential_pair(a)
         Eb, Ec, Hb, Hc = (f"E{'xyz'[b]}", f"E{'xyz'[c]}", f"H{'xyz'[b]}", f"H{'xyz'[c]}")
         box = {ax: (lo[ax], hi[ax]) for ax in range(3)}
         for side, p in ((-1.0, lo[a]), (1.0, hi[a])):
@@ -333,8 +335,7 @@ def box_flux(md, lo, hi, spacing, frequency_index: int = 0) -> float:
             h_c = _select(md, Hc, frequency_index, {a: p + side * d[a] / 2}, box)
             e_c = _select(md, Ec, frequency_index, {a: p}, box)
             h_b = _select(md, Hb, frequency_index, {a: p + side * d[a] / 2}, box)
-            s = np.sum(e_b * np.conj(h_c)) - np.sum(e_c * np.conj(h_b))
-            total += side * 0.5 * float(np.real(s)) * d[b] * d[c]
+            total += float(face_flux(e_b, e_c, h_b, h_c, side, d[b] * d[c]))
     return total
 
 

@@ -41,6 +41,8 @@ def collect(s: FDTDSetup, sim, state, record, steps: int) -> dict:
             coords={"t_E": t_E, "t_H": t_H, "points": np.array(m.positions)},
         )
     for k, (m, regions) in enumerate(s.dfts):
+        if m.kind == "FluxMonitor":  # a flux monitor's face: paired below
+            continue
         acc = jax.device_get(state.dft[k])
         data, coords = {}, {"f": np.asarray(m.frequencies, dtype=np.float64)}
         for comp, sl in regions:
@@ -49,6 +51,8 @@ def collect(s: FDTDSetup, sim, state, record, steps: int) -> dict:
         out[m.name] = MonitorData(name=m.name, kind="DFTMonitor", data=data, coords=coords)
     for k, (m, lo, hi, _) in enumerate(s.n2f):
         out[m.name] = _near_to_far(s, sim, state, k, m, lo, hi)
+    for m, lo, hi, direction, faces in s.flux:
+        out[m.name] = _flux(s, state, m, lo, hi, direction, faces)
     for k, (m, regions) in enumerate(s.snapshots):
         data, coords = {}, {}
         take = np.nonzero((np.arange(steps) + 1) % m.interval == 0)[0]
@@ -65,6 +69,32 @@ def collect(s: FDTDSetup, sim, state, record, steps: int) -> dict:
                                   data={"energy": record["energy"][k][take]},
                                   coords={"t": n[take] * s.dt})
     return out
+
+
+def _flux(s: FDTDSetup, state, m, lo, hi, direction: float, faces):
+    """MonitorData of a FluxMonitor: its faces' DFT spectra paired by
+    :func:`emjax.analysis.flux.face_flux` and summed, in W s^2 per frequency."""
+    from ..analysis.flux import face_flux, tangential_pair
+    from ..results import MonitorData
+
+    d = s.grid.spacing
+    flux = np.zeros(len(m.frequencies))
+    for k, axis, side in faces:
+        acc = {c: np.asarray(v, np.complex128) for c, v in jax.device_get(state.dft[k]).items()}
+        b, c = tangential_pair(axis)
+        e_b, e_c, h_b, h_c = (acc[f"{f}{'xyz'[t]}"] for f, t in (("E", b), ("E", c),
+                                                                 ("H", b), ("H", c)))
+        flux += face_flux(e_b, e_c, h_b, h_c, side, d[b] * d[c])
+    normal = next((a for a in range(3) if lo[a] == hi[a]), None)
+    if normal is None:  # a box's faces count outward; a plane's face along its direction
+        flux *= direction
+    low, dv = np.asarray(s.grid.lower), np.asarray(d)
+    attrs = {"box_lo": (low + np.asarray(lo) * dv).tolist(),
+             "box_hi": (low + np.asarray(hi) * dv).tolist(),
+             "normal": "box" if normal is None else "xyz"[normal],
+             "direction": "+" if direction > 0 else "-"}
+    return MonitorData(name=m.name, kind="FluxMonitor", data={"flux": flux},
+                       coords={"f": np.asarray(m.frequencies, dtype=np.float64)}, attrs=attrs)
 
 
 def _near_to_far(s: FDTDSetup, sim, state, k: int, m, lo, hi):

@@ -23,7 +23,15 @@ import math
 
 from ..driver.memory import available_bytes, device_free_bytes, refuse_if_too_large
 from ..errors import ResourceError
-from ..model import PEC, DFTMonitor, EdgeSource, EnergyMonitor, FieldSnapshot, Probe
+from ..model import (
+    PEC,
+    DFTMonitor,
+    EdgeSource,
+    EnergyMonitor,
+    FieldSnapshot,
+    FluxMonitor,
+    Probe,
+)
 from ..model.dispersion import PoleMedium
 from . import dispersive_setup
 from .plan import lower_grid
@@ -75,6 +83,12 @@ def estimate(sim, chunk: int | None = None, align: int | None = None) -> dict[st
             mon += len(m.components) * len(m.positions) * chunk * item
         elif isinstance(m, EnergyMonitor):
             mon += chunk * item + 3 * N * item * (int(len(e_kinds) > 1) + int(len(h_kinds) > 1))
+        elif isinstance(m, FluxMonitor):  # complex DFT accumulators of each face's E, H
+            from .setup import _flux_faces, flux_box
+
+            faces = _flux_faces(m, *flux_box(m, plan))
+            mon += sum(len(m.frequencies) * 2 * item * _size(sl)
+                       for *_, regions in faces for _, sl in regions)
     out["monitors"] = mon
     out.update(_scatter_bytes(sim, plan, item))
     out["workspace"] = (psi + polarization) // 2  # the p, j update is double-buffered

@@ -16,7 +16,7 @@ from .fdfd import FDFD3D, PML, FDFDSolver
 from .geometry import Box, Cylinder, Ellipsoid, Sphere, Voxels
 from .load import Scenario, load_scenario
 from .media import PEC, Medium, vacuum
-from .monitors import DFTMonitor, EnergyMonitor, FieldSnapshot, NearToFar, Probe
+from .monitors import DFTMonitor, EnergyMonitor, FieldSnapshot, FluxMonitor, NearToFar, Probe
 from .scenario import FDTD3D, Domain, Structure
 from .scenario2d import (
     FDTD2D,
@@ -58,6 +58,7 @@ __all__ = [
     "EnergyMonitor",
     "FDFDSolver",
     "FieldSnapshot",
+    "FluxMonitor",
     "GaussianPulse",
     "LineSource",
     "Medium",

@@ -92,6 +92,49 @@ class NearToFar(_Named):
         return v
 
 
+class FluxMonitor(_Named):
+    """Poynting flux per frequency through a plane or a closed box (FDTD3D).
+
+    One zero extent in ``size`` makes a plane normal to that axis, with the flux counted
+    along +axis (``direction = "+"``) or -axis (``"-"``); no zero extent makes a closed
+    box, with the net flux counted outward (``"+"``) or inward (``"-"``, for instance
+    the power a body inside absorbs). The plane or the box faces snap to the nearest
+    grid nodes; each face pairs the tangential E on it with the tangential H half a
+    cell on the counted side, the Yee grid's exact discrete Poynting theorem
+    (:func:`emjax.analysis.flux.face_flux`). Results: ``data["flux"]`` (nf,) in W s^2,
+    the spectral power of the pulsed fields (see :mod:`emjax.results`).
+    """
+
+    type: Literal["FluxMonitor"] = "FluxMonitor"
+    center: Vec3 = Field((0.0, 0.0, 0.0), description="Centre of the plane or box in m.")
+    size: Vec3 = Field(..., description="Extent in m (>= 0); one zero extent makes a plane "
+                       "normal to that axis, none a closed box.")
+    frequencies: list[Annotated[float, Field(gt=0)]] = Field(
+        ..., min_length=1, description="Frequencies in Hz (> 0)."
+    )
+    direction: Literal["+", "-"] = Field(
+        "+", description="'+': flux along +normal for a plane, outward for a box; '-': the "
+        "opposite.")
+
+    @field_validator("size")
+    @classmethod
+    def _plane_or_box(cls, v):
+        if min(v) < 0:
+            raise ValueError(f"size {v} must be >= 0 along every axis")
+        zeros = [ax for ax, s in zip("xyz", v, strict=True) if s == 0]
+        if len(zeros) > 1:
+            raise ValueError(f"size {v} is zero along {', '.join(zeros)}: a flux monitor is a "
+                             "plane (one zero extent) or a closed box (none); give the "
+                             "plane a positive extent along its two tangential axes")
+        return v
+
+    @property
+    def normal(self) -> int | None:
+        """The plane's normal axis (0, 1, 2), or None for a closed box."""
+        return next((a for a in range(3) if self.size[a] == 0), None)
+
+
 Monitor = Annotated[
-    Probe | FieldSnapshot | DFTMonitor | EnergyMonitor | NearToFar, Field(discriminator="type")
+    Probe | FieldSnapshot | DFTMonitor | EnergyMonitor | NearToFar | FluxMonitor,
+    Field(discriminator="type"),
 ]

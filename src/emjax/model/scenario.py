@@ -20,7 +20,7 @@ from .boundaries import CPML, PMC, BoundarySpec, Mur, face_boundaries
 from .dispersion import PoleMedium
 from .geometry import Geometry, Voxels
 from .media import PEC, AnyMedium, Medium
-from .monitors import DFTMonitor, FieldSnapshot, Monitor, Probe
+from .monitors import DFTMonitor, FieldSnapshot, FluxMonitor, Monitor, Probe
 from .sources import Source
 
 MAX_CELLS_PER_AXIS = 2**24
@@ -402,7 +402,7 @@ def _placement_problems(sim: FDTD3D) -> list[str]:
         pts: list = []
         if isinstance(m, Probe):
             pts = list(m.positions)
-        elif isinstance(m, DFTMonitor | FieldSnapshot):
+        elif isinstance(m, DFTMonitor | FieldSnapshot | FluxMonitor):
             c, s = np.array(m.center), np.array(m.size)
             pts = [tuple(c - s / 2), tuple(c + s / 2)]
         for p in pts:

@@ -11,8 +11,8 @@
   run 30 periods of F_QS past the pulse (the plasmon's ring-down; the advice stays
   quiet). Three closed boxes, 2 cells apart: absorbed power = the net inward flux of
   the total field through a box between the sphere and the TF/SF box; scattered power =
-  the outward flux of the scattered field through a box outside it (both from six
-  DFTMonitor face slabs, Yee-exact pairing of :func:`emjax.analysis.sar.box_flux`);
+  the outward flux of the scattered field through a box outside it (both FluxMonitor
+  boxes, the Yee-exact pairing of :func:`emjax.analysis.flux.face_flux`);
   bistatic RCS from a NearToFar box (:func:`emjax.validation.scatter.rcs_errors`). The
   extinction cross-section (absorbed + scattered power over the incident intensity,
   the plane wave's own spectrum at the centre) at 71 frequencies over 0.6-1.3 F_QS
@@ -93,82 +93,6 @@ def drude_medium(gamma: float = GAMMA):
                       name="drude")
 
 
-class FaceBox:
-    """The six face slabs of a closed box (the DFTMonitors of :func:`face_monitors`)
-    presented as one DFT monitor to :func:`emjax.analysis.sar.box_flux`: per component
-    and frequency a dense array over the box and half a cell beyond it, zero off the
-    faces (built for one frequency at a time, which box_flux reads).
-
-    res: the run's Results (or any mapping of monitor names to MonitorData); name: the
-    prefix given to :func:`face_monitors`; spacing: the (cubic) cell size, m.
-    """
-
-    def __init__(self, res, name: str, spacing: float):
-        self.name, self.res, self.d = name, res, spacing
-        self._axes, self._cache = {}, {}
-        for comp in ("Ex", "Ey", "Ez", "Hx", "Hy", "Hz"):
-            xs = [[res[m].axes(comp)[a] for m in self._faces(comp)] for a in range(3)]
-            # every sample sits on a node or half-node of the grid centred at the origin
-            self._axes[comp] = tuple(np.unique(np.round(2 * np.concatenate(x) / spacing))
-                                     * spacing / 2 for x in xs)
-
-    def _faces(self, comp: str) -> list[str]:
-        return [m for m in (f"{self.name}-{ax}{s}" for ax in "xyz" for s in ("-lo", "-hi"))
-                if comp in self.res[m].data]
-
-    def axes(self, comp: str):
-        return self._axes[comp]
-
-    def array(self, comp: str) -> _Frequencies:
-        return _Frequencies(self, comp)
-
-    def dense(self, comp: str, i: int) -> np.ndarray:
-        """``comp``'s samples at frequency index ``i`` over the box, zero off the faces."""
-        key = (comp, i)
-        if key not in self._cache:
-            if any(k[1] != i for k in self._cache):
-                self._cache = {}  # box_flux reads one frequency at a time
-            ax = self._axes[comp]
-            out = np.zeros(tuple(len(x) for x in ax), complex)
-            for m in self._faces(comp):
-                md = self.res[m]
-                idx = [np.searchsorted(ax[a], md.axes(comp)[a] - 1e-3 * self.d)
-                       for a in range(3)]
-                out[np.ix_(*idx)] = md.array(comp)[i]
-            self._cache[key] = out
-        return self._cache[key]
-
-
-class _Frequencies:
-    """``FaceBox.array(comp)``: indexing by frequency builds that frequency's array."""
-
-    def __init__(self, box: FaceBox, comp: str):
-        self.box, self.comp = box, comp
-
-    def __getitem__(self, i: int) -> np.ndarray:
-        return self.box.dense(self.comp, i)
-
-
-def face_monitors(name: str, half: float, spacing: float, frequencies) -> list:
-    """Six DFTMonitor slabs (tangential E on the face, tangential H half a cell outside)
-    of the closed cube of E nodes with half-width ``half`` (m) centred at the origin."""
-    from ..model import DFTMonitor
-
-    out = []
-    for a, ax in enumerate("xyz"):
-        b, c = "xyz"[(a + 1) % 3], "xyz"[(a + 2) % 3]
-        comps = [f"E{b}", f"E{c}", f"H{b}", f"H{c}"]
-        for s, side in ((-1, "-lo"), (1, "-hi")):
-            centre = [0.0, 0.0, 0.0]
-            centre[a] = s * (half + spacing / 4)
-            size = [2 * half, 2 * half, 2 * half]
-            size[a] = spacing / 2
-            out.append(DFTMonitor(name=f"{name}-{ax}{side}", center=tuple(centre),
-                                  size=tuple(size), components=comps,
-                                  frequencies=list(frequencies)))
-    return out
-
-
 def band_frequencies(step: float = BAND_STEP) -> np.ndarray:
     """The extinction band, Hz: BAND (in F_QS) in steps of ``step`` F_QS."""
     lo, hi = BAND
@@ -179,8 +103,8 @@ def sphere_scenario(cells_per_radius: int, *, frequencies, rcs_frequencies,
                     gamma: float = GAMMA, gap: int = 2, clearance: float = CLEARANCE,
                     pml: int = 10, dtype: str = "float32", periods: float = PERIODS,
                     fwidth: float = FWIDTH):
-    """The drude-sphere run (module docstring) and the half-widths (m) of its absorption
-    and scattering flux boxes.
+    """The drude-sphere run (module docstring), with FluxMonitors 'abs' (net inward flux
+    through the absorption box) and 'sca' (outward through the scattering box).
 
     The sphere (radius ``cells_per_radius`` cells, centred on the node at the origin) is
     cleared by ``gap`` cells to the absorption box, which is cleared by ``gap`` to the
@@ -191,6 +115,7 @@ def sphere_scenario(cells_per_radius: int, *, frequencies, rcs_frequencies,
         CPML,
         FDTD3D,
         Domain,
+        FluxMonitor,
         GaussianPulse,
         NearToFar,
         PlaneWave,
@@ -206,9 +131,11 @@ def sphere_scenario(cells_per_radius: int, *, frequencies, rcs_frequencies,
     wave = GaussianPulse(f0=F_QS, fwidth=fwidth * F_QS)
     duration = 2 * wave.offset * wave.tau + periods / F_QS
     mons = [NearToFar(name="far", frequencies=list(rcs_frequencies),
-                      size=(2 * h_n2f * d,) * 3)]
-    mons += face_monitors("abs", h_abs * d, d, frequencies)
-    mons += face_monitors("sca", h_sca * d, d, frequencies)
+                      size=(2 * h_n2f * d,) * 3),
+            # absorbed: the total field's net inward flux; scattered: outward, outside TF/SF
+            FluxMonitor(name="abs", size=(2 * h_abs * d,) * 3, frequencies=list(frequencies),
+                        direction="-"),
+            FluxMonitor(name="sca", size=(2 * h_sca * d,) * 3, frequencies=list(frequencies))]
     sim = FDTD3D(
         name="drude-sphere", domain=Domain(shape=(n, n, n), spacing=d),
         boundary=CPML(thickness=pml), dtype=dtype, duration=duration,
@@ -217,7 +144,7 @@ def sphere_scenario(cells_per_radius: int, *, frequencies, rcs_frequencies,
         sources=[PlaneWave(waveform=wave, box_size=(2 * h_tf * d,) * 3,
                            reference_frequency=F_QS)],
         monitors=mons)
-    return sim, h_abs * d, h_sca * d
+    return sim
 
 
 def measure(cells_per_radius: int, *, frequencies=None, rcs_frequencies=None,
@@ -230,33 +157,27 @@ def measure(cells_per_radius: int, *, frequencies=None, rcs_frequencies=None,
     ``cells``, ``wall_s`` (set-up, compile and run, s) and ``res`` (the Results)."""
     import time
 
-    from ..analysis.sar import box_flux
     from ..fdtd.solver import FDTDSolver
     from .sar import incident_at_centre
     from .scatter import rcs_errors
 
     f = band_frequencies() if frequencies is None else np.asarray(frequencies, float)
     f_rcs = RCS_FREQUENCIES * F_QS if rcs_frequencies is None else rcs_frequencies
-    sim, h_abs, h_sca = sphere_scenario(cells_per_radius, frequencies=f,
-                                        rcs_frequencies=f_rcs, **kw)
+    sim = sphere_scenario(cells_per_radius, frequencies=f, rcs_frequencies=f_rcs, **kw)
     t0 = time.perf_counter()
     solver = FDTDSolver(sim)
     res = solver.run(progress=False)
     wall = time.perf_counter() - t0
-    d = sim.domain.spacing3
     # The incident intensity at each frequency, from the plane wave's own samples.
     inc = np.array([incident_at_centre(solver, v) for v in f])
     intensity = np.abs(inc) ** 2 / (2 * eta0)
-    boxes = {"abs": (FaceBox(res, "abs", d[0]), h_abs),
-             "sca": (FaceBox(res, "sca", d[0]), h_sca)}
-    # net outward flux per unit incident intensity: -absorbed (total field inside the
-    # TF/SF box), +scattered (scattered field outside it)
-    flux = {k: np.array([box_flux(b, (-h,) * 3, (h,) * 3, d, i) for i in range(f.size)])
-            / intensity for k, (b, h) in boxes.items()}
+    # per unit incident intensity: the absorbed power (net inward flux of the total
+    # field inside the TF/SF box) and the scattered (outward, outside it)
+    absorbed, scattered = (res[k].data["flux"] / intensity for k in ("abs", "sca"))
     medium = drude_medium(kw.get("gamma", GAMMA))
     rcs = {float(v): rcs_errors(res, RADIUS, complex(medium.eps(v)), float(v))
            for v in f_rcs}
-    return {"f": f, "abs": -flux["abs"], "sca": flux["sca"], "ext": flux["sca"] - flux["abs"],
+    return {"f": f, "abs": absorbed, "sca": scattered, "ext": absorbed + scattered,
             "intensity": intensity, "rcs": rcs, "steps": sim.num_steps,
             "cells": int(np.prod(sim.domain.cells)), "wall_s": wall, "res": res}
 
@@ -347,6 +268,5 @@ def drude_sphere(cells=None, *, dtype: str = "float32",
 
 CASES: dict[str, Callable[..., list[Check]]] = {"drude-sphere": drude_sphere}
 
-__all__ = ["CASES", "FaceBox", "band_frequencies", "drude_medium", "drude_sphere",
-           "face_monitors", "measure", "mie_peak", "mie_reference", "peak_frequency",
-           "sphere_scenario"]
+__all__ = ["CASES", "band_frequencies", "drude_medium", "drude_sphere", "measure", "mie_peak",
+           "mie_reference", "peak_frequency", "sphere_scenario"]
