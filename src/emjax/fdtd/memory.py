@@ -34,7 +34,7 @@ from ..model import (
 )
 from ..model.dispersion import PoleMedium
 from . import dispersive_setup
-from .plan import lower_grid
+from .plan import flux_box, flux_faces, lower_grid
 
 
 def _psi_bytes(plan, item: int) -> int:
@@ -84,9 +84,7 @@ def estimate(sim, chunk: int | None = None, align: int | None = None) -> dict[st
         elif isinstance(m, EnergyMonitor):
             mon += chunk * item + 3 * N * item * (int(len(e_kinds) > 1) + int(len(h_kinds) > 1))
         elif isinstance(m, FluxMonitor):  # complex DFT accumulators of each face's E, H
-            from .setup import _flux_faces, flux_box
-
-            faces = _flux_faces(m, *flux_box(m, plan))
+            faces = flux_faces(m, *flux_box(m, plan))
             mon += sum(len(m.frequencies) * 2 * item * _size(sl)
                        for *_, regions in faces for _, sl in regions)
     out["monitors"] = mon

@@ -19,12 +19,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..analysis.flux import tangential_pair
 from ..constants import eps0, mu0
 from ..errors import SetupError
 from ..grid import subpixel
 from ..grid.rasterize import rasterize
-from ..grid.yee import COMPONENTS, OFFSETS, YeeGrid
+from ..grid.yee import COMPONENTS, YeeGrid
 from ..model import (
     PEC,
     DFTMonitor,
@@ -40,7 +39,15 @@ from ..model import (
 from ..model.dispersion import PoleMedium
 from . import dispersive_setup, neartofar, tfsf
 from .cpml import slab_coefficients
-from .plan import GridPlan, advise, box_from, lower_grid, monitor_plan, plane_wave_plan
+from .plan import (
+    GridPlan,
+    advise,
+    flux_box,
+    flux_faces,
+    lower_grid,
+    monitor_plan,
+    plane_wave_plan,
+)
 from .update3d import Layout, UpdateCoefficients
 
 AXIS = {"x": 0, "y": 1, "z": 2}
@@ -98,8 +105,8 @@ class FDTDSetup:
     axis, side), ...)), ...): each FluxMonitor's E-node box (lo == hi along a plane's
     normal), its direction (+1.0 or -1.0) and its faces: ``dfts[k]`` holds the face
     normal to ``axis`` with its H half a cell towards ``side`` (DFT entries of kind
-    "FluxMonitor", which ``collect`` pairs; :func:`_flux_faces`); plan: the lowering's
-    first phase
+    "FluxMonitor", which ``collect`` pairs; :func:`.plan.flux_faces`); plan: the
+    lowering's first phase
     (``plan.GridPlan``; 2D: ``setup2d.PlanePlan``); dispersive: the poles' boxes and
     tables (:class:`emjax.fdtd.dispersive_setup.DispersivePlan`) or None.
     """
@@ -301,65 +308,12 @@ def _monitors(sim, plan: GridPlan) -> dict[str, tuple]:
         elif isinstance(m, FluxMonitor):
             lo, hi = flux_box(m, plan)
             faces = []
-            for axis, _, side, regions in _flux_faces(m, lo, hi):
+            for axis, _, side, regions in flux_faces(m, lo, hi):
                 faces.append((len(out["dfts"]), axis, side))
                 out["dfts"].append((monitor_plan(m, [c for c, _ in regions]), regions))
             direction = 1.0 if m.direction == "+" else -1.0
             out["flux"].append((mp, lo, hi, direction, tuple(faces)))
     return {k: tuple(v) for k, v in out.items()}
-
-
-def flux_box(m, plan: GridPlan) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """E-node index corners of FluxMonitor ``m`` (lo == hi along a plane's normal),
-    checked to keep its H samples, half a cell off each face, out of the CPML (as a
-    NearToFar box: nodes pml + 1 .. n - pml - 1) and to be at least one cell wide
-    along every other axis; raises SetupError naming the monitor otherwise."""
-    grid, pml = plan.grid, plan.pml_cells
-    lo, hi = box_from(grid, pml, m.center, m.size, 0)
-    what = "plane" if m.normal is not None else "box"
-    for a, ax in enumerate("xyz"):
-        first, last = pml[a][0] + 1, grid.cells[a] - max(pml[a][1], 1) - 1
-        x = grid.lower[a] + np.array([lo[a], hi[a]]) * grid.spacing[a]
-        if not first <= lo[a] <= hi[a] <= last:
-            raise SetupError(
-                f"monitor FluxMonitor '{m.name}': its {what} along {ax} spans nodes "
-                f"{lo[a]}..{hi[a]} ([{x[0]:.6g}, {x[1]:.6g}] m); it must lie within nodes "
-                f"{first}..{last}, at least one cell inside the CPML or wall, since each face "
-                "pairs E with H half a cell beyond it; shrink it or enlarge the domain")
-        if lo[a] == hi[a] and a != m.normal:
-            raise SetupError(
-                f"monitor FluxMonitor '{m.name}': size {m.size[a]:.6g} m along {ax} is "
-                f"thinner than a cell ({grid.spacing[a]:.6g} m) once snapped to the grid "
-                f"nodes; give it at least one cell, or 0 to make a plane normal to {ax}")
-    return lo, hi
-
-
-def _flux_faces(m, lo, hi) -> list[tuple[int, int, float, tuple]]:
-    """(axis, E-node plane index, side, regions) of each face of FluxMonitor ``m``: a
-    plane's one face, or a box's six, whose tangential E lie on the plane (``regions``:
-    ((component, slices), ...) of E_b, E_c, H_b, H_c, :func:`emjax.analysis.flux.
-    tangential_pair`) and whose tangential H lie half a cell towards ``side``: the
-    plane's direction (+1 or -1), each box face's outward side."""
-    if m.normal is not None:
-        planes = [(m.normal, lo[m.normal], 1.0 if m.direction == "+" else -1.0)]
-    else:
-        planes = [(a, p, side) for a in range(3) for side, p in ((-1.0, lo[a]), (1.0, hi[a]))]
-    out = []
-    for a, p, side in planes:
-        b, c = tangential_pair(a)
-        regions = []
-        for comp in (f"E{'xyz'[b]}", f"E{'xyz'[c]}", f"H{'xyz'[b]}", f"H{'xyz'[c]}"):
-            sl = []
-            for ax in range(3):
-                half = OFFSETS[comp][ax] == 0.5  # sits between nodes along ax
-                if ax == a:  # E on the plane, H half a cell towards side
-                    i = p - 1 if half and side < 0 else p
-                    sl.append(slice(i, i + 1))
-                else:  # the tangential samples within the closed face, rim included
-                    sl.append(slice(lo[ax], hi[ax] + (0 if half else 1)))
-            regions.append((comp, tuple(sl)))
-        out.append((a, p, side, tuple(regions)))
-    return out
 
 
 def _plane_waves(sim, plan: GridPlan, index, media) -> tuple:
