@@ -6,7 +6,8 @@ slab coefficients, TF/SF and Huygens boxes, the memory estimate and the update
 kernels take the plain frozen dataclasses of this module, never a pydantic model.
 
 The first phase is cheap: the Yee grid's shape (z padding included), the face plans,
-the CPML slabs, the TF/SF and NearToFar boxes and the DFT/snapshot regions, all from
+the CPML slabs, the TF/SF and NearToFar boxes, the DFT/snapshot regions and the
+FluxMonitors' faces (:func:`flux_box`, :func:`flux_faces`), all from
 1D coordinates; no full-grid array is allocated. :func:`emjax.fdtd.memory.estimate`
 sizes a run from it before anything is rasterized; :func:`emjax.fdtd.setup.prepare`
 builds the arrays on it. The 2D lowering shares :func:`lower_faces`.
