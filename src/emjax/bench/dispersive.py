@@ -23,6 +23,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..fdtd import dispersive_setup
+from ..fdtd.plan import lower_grid
 from ..model import load_scenario
 from ..records import Measurement
 from .common import copy_bandwidth, on_gpu
@@ -57,9 +59,6 @@ def scenario(n: int, fill: str = "sphere", dispersive: bool = True, steps: int =
 def pole_bytes(sim) -> float:
     """Bytes per step of the dispersive boxes (the module docstring's model), from the
     lowering's first phase as the memory estimate sizes them (nothing rasterized)."""
-    from ..fdtd import dispersive_setup
-    from ..fdtd.plan import lower_grid
-
     plan = lower_grid(sim, 1)
     item = np.dtype(plan.dtype).itemsize
     row = 1 if len(sim.pole_media) < 256 else 2  # the medium rows' uint8 / uint16
