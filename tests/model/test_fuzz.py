@@ -81,15 +81,38 @@ def _waveform(draw) -> dict:
 
 
 @st.composite
-def _medium(draw, pec_ok: bool = True) -> dict:
+def _medium(draw, pec_ok: bool = True, poles_ok: bool = True) -> dict:
+    """A constant medium, PEC (``pec_ok``) or a dispersive PoleMedium (``poles_ok``)."""
     if pec_ok and draw(st.integers(0, 4)) == 0:
         return {"type": "PEC"}
+    if poles_ok and draw(st.integers(0, 5)) == 0:
+        return draw(_pole_medium())
     m = {"type": "Medium", "eps_r": draw(st.floats(1.0, 9.0))}
     if draw(st.booleans()):
         m["sigma"] = draw(st.floats(0.0, 0.5))
         m["mu_r"] = draw(st.floats(1.0, 2.0))
         m["sigma_m"] = draw(st.floats(0.0, 50.0))
     return m
+
+
+@st.composite
+def _pole_medium(draw) -> dict:
+    """A passive dispersive medium: eps_inf, a static sigma and one to three poles."""
+    poles = []
+    for _ in range(draw(st.integers(1, 3))):
+        kind = draw(st.sampled_from(["Debye", "Drude", "Lorentz"]))
+        if kind == "Debye":
+            poles.append({"type": kind, "delta_eps": draw(st.floats(0.1, 60.0)),
+                          "tau": draw(st.floats(1e-12, 1e-9))})
+        elif kind == "Drude":
+            poles.append({"type": kind, "omega_p": draw(st.floats(1e9, 1e12)),
+                          "gamma": draw(st.floats(1e8, 1e11))})
+        else:
+            poles.append({"type": kind, "delta_eps": draw(st.floats(0.1, 5.0)),
+                          "omega_0": draw(st.floats(1e9, 1e11)),
+                          "delta": draw(st.floats(1e7, 1e10))})
+    return {"type": "PoleMedium", "eps_inf": draw(st.floats(1.0, 5.0)),
+            "sigma": draw(st.floats(0.0, 0.1)), "poles": poles}
 
 
 @st.composite
@@ -153,7 +176,7 @@ def fdtd3d_docs(draw) -> dict:
     if draw(st.booleans()):
         doc["name"] = draw(st.sampled_from(["fuzz", "case-1", "a.b_c"]))
     if draw(st.booleans()):
-        doc["background"] = draw(_medium(pec_ok=False))
+        doc["background"] = draw(_medium(pec_ok=False, poles_ok=False))
     doc["structures"] = []
     # Structures may reach out of the domain or lie wholly outside it.
     out_lo = [lo - (hi - lo) for lo, hi in zip(lower, upper, strict=True)]
@@ -177,11 +200,26 @@ def fdtd3d_docs(draw) -> dict:
     comps = st.lists(st.sampled_from(["Ex", "Ey", "Ez", "Hx", "Hy", "Hz"]), min_size=1,
                      max_size=3, unique=True)
     for k in range(draw(st.integers(0, 3))):
-        kind = draw(st.sampled_from(["Probe", "DFTMonitor", "FieldSnapshot", "EnergyMonitor"]))
+        kind = draw(st.sampled_from(["Probe", "DFTMonitor", "FieldSnapshot", "EnergyMonitor",
+                                     "FluxMonitor"]))
         m: dict = {"type": kind, "name": f"m{k}"}
         if kind == "Probe":
             m["positions"] = [_point(draw, ilo, ihi) for _ in range(draw(st.integers(1, 2)))]
             m["components"] = draw(comps)
+        elif kind == "FluxMonitor":
+            a, b = _point(draw, ilo, ihi), _point(draw, ilo, ihi)
+            ax = draw(st.integers(0, 2)) if draw(st.booleans()) else -1  # -1: a box
+            if ax >= 0:
+                b[ax] = a[ax]
+            # a plane has one zero extent, a box none: a tangential extent that came out
+            # zero spans the interior instead (thinner than a cell: refused at run)
+            for k in range(3):
+                if k != ax and a[k] == b[k]:
+                    a[k], b[k] = ilo[k], ihi[k]
+            m["center"] = [(x + y) / 2 for x, y in zip(a, b, strict=True)]
+            m["size"] = [abs(x - y) for x, y in zip(a, b, strict=True)]
+            m["frequencies"] = draw(st.lists(_FREQS, min_size=1, max_size=2))
+            m["direction"] = draw(st.sampled_from(["+", "-"]))
         elif kind in ("DFTMonitor", "FieldSnapshot"):
             a, b = _point(draw, ilo, ihi), _point(draw, ilo, ihi)
             if draw(st.booleans()):  # a plane
@@ -279,7 +317,7 @@ def dgatd_docs(draw) -> dict:
     doc: dict = {"type": "DGATD", "mesh": {"type": "box", "size": size, "edge_length": h},
                  "steps": draw(st.integers(1, MAX_RUN_STEPS))}
     if draw(st.booleans()):
-        doc["background"] = draw(_medium(pec_ok=False))
+        doc["background"] = draw(_medium(pec_ok=False, poles_ok=False))
     doc["sources"] = [{"type": "MeshEdgeSource", "position": inner(),
                        "kind": draw(st.sampled_from(["current", "soft"])),
                        "waveform": draw(_waveform())}]
