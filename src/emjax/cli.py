@@ -1,6 +1,6 @@
 """The ``emjax`` command: a thin layer over plain functions.
 
-``emjax run``, ``validate``, ``bench``, ``info`` and ``list`` each call a function
+``emjax run``, ``plot``, ``validate``, ``bench``, ``info`` and ``list`` each call a function
 ``cmd_<name>(args) -> int`` that tests call directly with a namespace from
 :func:`build_parser`. Nothing runs at import, and JAX is imported only by the
 commands that need it.
@@ -296,6 +296,21 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_plot(args: argparse.Namespace) -> int:
+    """Draw a scenario's cross-section into a PNG (:func:`emjax.preview.save_preview`);
+    the output is checked before anything is drawn."""
+    from .preview import save_preview
+
+    sim, name = resolve_scenario(args.scenario)
+    plane = {a: getattr(args, a) for a in "xyz" if getattr(args, a) is not None}
+    inputs = [args.scenario] if args.scenario and Path(args.scenario).is_file() else []
+    path = save_preview(sim, args.output or Path("out") / f"{name}_preview.png", **plane,
+                        overwrite=args.overwrite, inputs=inputs, what="--output",
+                        flag="--overwrite")
+    print(path)
+    return 0
+
+
 # ------------------------------------------------------------------ parser
 
 
@@ -352,6 +367,19 @@ def build_parser() -> argparse.ArgumentParser:
                    help="folder of the figures cases draw (default $EMJAX_FIGURES, else "
                         "$EMJAX_BENCH_OUT, else each case's own)")
     b.set_defaults(func=cmd_bench)
+
+    pl = sub.add_parser("plot", help="draw a scenario's cross-section (structures, "
+                        "sources, monitors, PML) into a PNG; runs nothing")
+    pl.add_argument("scenario", nargs="?", metavar="SCENARIO|NAME",
+                    help="a .toml/.json file or a built-in name (default: the default built-in)")
+    where = pl.add_mutually_exclusive_group()
+    for a in "xyz":
+        where.add_argument(f"--{a}", type=float, metavar="VALUE",
+                           help=f"the plane {a} = VALUE (m); default z through the centre")
+    pl.add_argument("--output", "-o", metavar="FILE.png",
+                    help="the PNG (default out/<name>_preview.png)")
+    pl.add_argument("--overwrite", action="store_true", help="replace an existing file")
+    pl.set_defaults(func=cmd_plot)
 
     i = sub.add_parser("info", help="versions, JAX backend and devices")
     i.add_argument("--json", action="store_true", help="print JSON")

@@ -164,6 +164,16 @@ class _Scenario(EmModel):
             tmp.write_text(text)
         return path
 
+    def plot(self, x: float | None = None, y: float | None = None, z: float | None = None,
+             ax: Any = None) -> Any:
+        """Draw the cross-section at x, y or z = value (m; one of them, default z through
+        the centre; FDTD2D: its plane z = 0) with structures by medium, sources, monitors
+        and PML, before anything runs; returns the matplotlib Axes (a new Agg figure's
+        unless ``ax`` is given). See :func:`emjax.preview.preview`."""
+        from ..preview import preview
+
+        return preview(self, x=x, y=y, z=z, ax=ax)
+
 
 class _GridScenario(_Scenario):
     """What grid kinds (FDTD3D, FDTD2D, FDFD3D) share: a background and structures."""
