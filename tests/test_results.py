@@ -175,7 +175,9 @@ def test_every_dataset_has_its_units(res: Results, tmp_path: Path):
                            "z_Ey": np.zeros(1)},
                           attrs={"quantity": "scattered field phasors (e^{+j w t})"})
     flux = MonitorData("flux", "FluxMonitor", {"flux": np.ones(2)}, {"f": np.array([1e9, 2e9])})
-    monitors = {**res.monitors, "n2f": n2f, "fdfd": phasors, "flux": flux}
+    port = MonitorData("port", "LumpedPort", {k: np.ones(3) for k in ("V", "I", "V_source")},
+                       {"t": np.arange(3.0)}, attrs={"impedance": 50.0, "excite": True})
+    monitors = {**res.monitors, "n2f": n2f, "fdfd": phasors, "flux": flux, "port": port}
     assert {md.kind for md in monitors.values()} == set(KINDS), "a kind without a unit test"
     found = _dataset_units(Results(None, monitors, {}).save(tmp_path / "u.h5"))
     assert len(found) == sum(len(md.data) + len(md.coords) for md in monitors.values())
@@ -187,7 +189,8 @@ def test_every_dataset_has_its_units(res: Results, tmp_path: Path):
         "dft/coords/f": "Hz", "energy/data/energy": "J", "n2f/data/E_inc": "V*s/m",
         "n2f/data/H": "A*s/m", "n2f/coords/normals": "1", "n2f/coords/weights": "m^2",
         "fdfd/data/Ey": "V/m", "fdfd/data/Hx": "A/m", "fdfd/coords/z_Ey": "m",
-        "flux/data/flux": "W*s^2", "flux/coords/f": "Hz",
+        "flux/data/flux": "W*s^2", "flux/coords/f": "Hz", "port/data/V": "V",
+        "port/data/I": "A", "port/data/V_source": "V", "port/coords/t": "s",
     }
     assert {k: found[k] for k in expected} == expected
     # FDTD2D energies are per unit length.

@@ -22,8 +22,9 @@ _LAZY = {
     **dict.fromkeys(
         ("CPML", "FDTD3D", "Mur", "PEC", "PMC", "Boundaries", "Box", "ContinuousWave", "Cylinder",
          "DFTMonitor", "Domain", "EdgeSource", "Ellipsoid", "EnergyMonitor", "FieldSnapshot",
-         "FluxMonitor", "GaussianPulse", "Medium", "NearToFar", "PlaneWave", "PointDipole", "Probe",
-         "RickerWavelet", "Sphere", "Structure", "Voxels", "load_scenario", "vacuum"),
+         "FluxMonitor", "GaussianPulse", "LumpedPort", "Medium", "NearToFar", "PlaneWave",
+         "PointDipole", "Probe", "RickerWavelet", "Sphere", "Structure", "Voxels",
+         "load_scenario", "vacuum"),
         "model",
     ),
     **dict.fromkeys(("DGATD", "BoxMesh", "CylinderMesh", "MeshEdgeSource", "MeshFile", "MeshSnapshot", "Region", "SphereMesh"), "model"),  # noqa: E501

@@ -33,6 +33,13 @@ Arrays in ``MonitorData``, by ``kind`` (components are "Ex".."Hz"):
   source's spectrum S it is W per unit source amplitude squared. ``coords["f"]``
   (nf,) Hz; ``attrs["box_lo"]``, ``attrs["box_hi"]`` the snapped corners in m.
 
+* ``LumpedPort`` (a port's record, keyed by the port's name): ``data["V"]`` (nt,) V,
+  ``data["I"]`` (nt,) A (into the structure), ``data["V_source"]`` (nt,) V (the
+  open-circuit source voltage; zeros for a passive port), all at ``coords["t"]`` (nt,)
+  s, the half steps (n + 1/2) dt; ``attrs["impedance"]`` Z0 in ohm, ``attrs["excite"]``,
+  ``attrs["position"]`` (the edge's midpoint, m), ``attrs["polarization"]``,
+  ``attrs["length"]`` m. S-parameters: :func:`emjax.analysis.sparams.s_parameters`.
+
 :func:`units` gives these units from one table (``DATA_UNITS``, ``COORD_UNITS``), and
 each HDF5 dataset carries its unit as a ``units`` attribute ("1": dimensionless).
 """
@@ -50,7 +57,8 @@ import numpy as np
 if TYPE_CHECKING:
     from .analysis.spectrum import Peak
 
-KINDS = ("Probe", "FieldSnapshot", "DFTMonitor", "EnergyMonitor", "NearToFar", "FluxMonitor")
+KINDS = ("Probe", "FieldSnapshot", "DFTMonitor", "EnergyMonitor", "NearToFar", "FluxMonitor",
+         "LumpedPort")
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -60,7 +68,7 @@ class MonitorData:
     Attributes:
         name: the monitor's name in the scenario.
         kind: one of :data:`KINDS` ("Probe", "FieldSnapshot", "DFTMonitor",
-            "EnergyMonitor", "NearToFar", "FluxMonitor").
+            "EnergyMonitor", "NearToFar", "FluxMonitor", "LumpedPort").
         data: one array per component ("Ex".."Hz"), or ``{"energy": ...}``,
             ``{"flux": ...}``, ... (the module docstring).
         coords: the axes of the data (times in s, frequencies in Hz, positions in m).
@@ -453,6 +461,7 @@ _SPECTRUM = {"E": "V*s/m", "H": "A*s/m"}  # sum over steps of field * dt
 DATA_UNITS: dict[str, dict[str, str]] = {
     "Probe": _FIELD, "FieldSnapshot": _FIELD, "DFTMonitor": _SPECTRUM,
     "NearToFar": _SPECTRUM, "EnergyMonitor": {"energy": "J"}, "FluxMonitor": {"flux": "W*s^2"},
+    "LumpedPort": {"V": "V", "I": "A", "V_source": "V"},
 }
 COORD_UNITS = {"t": "s", "t_E": "s", "t_H": "s", "f": "Hz", "points": "m", "normals": "1",
                "weights": "m^2", "x_": "m", "y_": "m", "z_": "m"}

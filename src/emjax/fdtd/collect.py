@@ -62,6 +62,8 @@ def collect(s: FDTDSetup, sim, state, record, steps: int) -> dict:
         # E frames are at (n+1) dt, H frames half a step earlier.
         coords["t"] = (take + 1.0) * s.dt
         out[m.name] = MonitorData(name=m.name, kind="FieldSnapshot", data=data, coords=coords)
+    for j, port in enumerate(getattr(s, "ports", ())):
+        out[port.name] = port_record(port, record["port"][0][:, j], s.dt)
     for k, m in enumerate(s.energy):
         take = np.nonzero((np.arange(steps) + 1) % m.interval == 0)[0]
         # Energy pairs E^n with H^(n-1/2).H^(n+1/2): the leapfrog's invariant at n dt.
@@ -121,3 +123,30 @@ def _near_to_far(s: FDTDSetup, sim, state, k: int, m, lo, hi):
                      e_hat=pw.e_hat.tolist())
     return MonitorData(name=m.name, kind="NearToFar", data=data, coords=coords,
                        attrs=attrs)
+
+
+def port_record(port, e_edge: np.ndarray, dt: float):
+    """MonitorData of a lumped port (``setup.PortEdge``) from E on its edge after each
+    step (``e_edge[n]`` = E^{n+1}, V/m): the voltage and current at the half steps
+    t = (n + 1/2) dt, where the leapfrog's Ampere law on the edge's dual face holds:
+
+        V^{n+1/2} = dl (E^n + E^{n+1}) / 2,   I^{n+1/2} = (V_s^{n+1/2} - V^{n+1/2}) / Z0.
+
+    The E update averages E over the step in the resistor's term (semi-implicit), so
+    I is exactly the current through the port's source and resistor, flowing into the
+    structure (the displacement current of the edge and any medium on it belong to
+    the structure); V and I share their sample times, so their spectra need no
+    half-step correction. E^0 = 0: a record always starts at step 0 (a resumed run
+    carries it in its checkpoint)."""
+    from ..results import MonitorData
+
+    e = np.asarray(e_edge, np.float64)
+    V = port.length * 0.5 * (e + np.concatenate([[0.0], e[:-1]]))
+    t = (np.arange(len(e), dtype=np.float64) + 0.5) * dt
+    Vs = np.zeros_like(t) if port.voltage is None else np.asarray(port.voltage(t), np.float64)
+    attrs = {"impedance": port.impedance, "excite": port.voltage is not None,
+             "position": list(port.center), "polarization": "xyz"[port.comp],
+             "length": port.length}
+    return MonitorData(name=port.name, kind="LumpedPort",
+                       data={"V": V, "I": (Vs - V) / port.impedance, "V_source": Vs},
+                       coords={"t": t}, attrs=attrs)

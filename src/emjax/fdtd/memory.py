@@ -30,6 +30,7 @@ from ..model import (
     EnergyMonitor,
     FieldSnapshot,
     FluxMonitor,
+    LumpedPort,
     Probe,
 )
 from ..model.dispersion import PoleMedium
@@ -58,7 +59,7 @@ def estimate(sim, chunk: int | None = None, align: int | None = None) -> dict[st
     e_kinds = {_e_kind(m) for m in media}
     h_kinds = {(1.0, 0.0) if isinstance(m, PoleMedium) else (m.mu_r, m.sigma_m)
                for m in media if not isinstance(m, PEC)}
-    ports = sum(isinstance(s, EdgeSource) and s.kind == "voltage" for s in sim.sources)
+    ports = _loaded_edges(sim)
     idx_item = _index_item(sim)
     if sim.storage == "arrays":
         out["coefficients"] = 12 * N * item
@@ -102,9 +103,16 @@ def _media(sim) -> list:
     return media
 
 
+def _loaded_edges(sim) -> int:
+    """Edges a source's resistor loads (voltage EdgeSources and LumpedPorts): one
+    medium each (``setup._point_sources``)."""
+    return sum(isinstance(s, LumpedPort) or (isinstance(s, EdgeSource) and s.kind == "voltage")
+               for s in sim.sources)
+
+
 def _index_item(sim) -> int:
     """Bytes of one material index (uint8, or uint16 past 256 media and ports)."""
-    ports = sum(isinstance(s, EdgeSource) and s.kind == "voltage" for s in sim.sources)
+    ports = _loaded_edges(sim)
     return 1 if len(_media(sim)) + ports <= 256 else 2
 
 

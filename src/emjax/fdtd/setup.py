@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -31,6 +32,7 @@ from ..model import (
     EnergyMonitor,
     FieldSnapshot,
     FluxMonitor,
+    LumpedPort,
     NearToFar,
     PlaneWave,
     PointDipole,
@@ -90,6 +92,25 @@ class SourceEdge:
 
 
 @dataclass(frozen=True, eq=False)
+class PortEdge:
+    """What a lumped port measures (``LumpedPort``): name; source: its index in the
+    scenario's sources; comp 0, 1, 2 (Ex, Ey, Ez); index: its edge; length: the edge's
+    length dl in m; center: the edge's midpoint in m; impedance: Z0 in ohm; voltage:
+    the open-circuit source voltage V_s(t) in V as a plain function of t in s (None for
+    a passive port). The solver records E on the edge each step; ``collect`` forms
+    V and I from it (:func:`emjax.fdtd.collect.port_record`)."""
+
+    name: str
+    source: int
+    comp: int
+    index: tuple[int, int, int]
+    length: float
+    center: tuple[float, float, float]
+    impedance: float
+    voltage: object
+
+
+@dataclass(frozen=True, eq=False)
 class FDTDSetup:
     """The lowered run: a frozen plan of plain numbers, NumPy arrays and static layout.
 
@@ -108,7 +129,9 @@ class FDTDSetup:
     "FluxMonitor", which ``collect`` pairs; :func:`.plan.flux_faces`); plan: the
     lowering's first phase
     (``plan.GridPlan``; 2D: ``setup2d.PlanePlan``); dispersive: the poles' boxes and
-    tables (:class:`emjax.fdtd.dispersive_setup.DispersivePlan`) or None.
+    tables (:class:`emjax.fdtd.dispersive_setup.DispersivePlan`) or None; ports: the
+    lumped ports' :class:`PortEdge` (each also a voltage source in ``sources`` when
+    excited).
     """
 
     grid: YeeGrid
@@ -129,6 +152,7 @@ class FDTDSetup:
     flux: tuple = ()
     plan: object = None
     dispersive: object = None
+    ports: tuple = ()
 
 
 def _e_coefficients(m, dt: float) -> tuple[float, float, float]:
@@ -183,7 +207,7 @@ def prepare(sim, *, align: int | None = None) -> FDTDSetup:
     grid, dt, dtype = plan.grid, plan.dt, plan.dtype
     advise(sim, dt, plan.steps, grid.spacing)  # warnings only: the run goes ahead
     media, index = _rasterize(sim, grid)
-    sources = _point_sources(sim, grid, media, index)
+    sources, ports = _point_sources(sim, grid, media, index)
     cE, wE, idxE = _tables(media, index, COMPONENTS[:3], _e_coefficients, dt, dtype, sim.storage)
     cH, wH, idxH = _tables(media, index, COMPONENTS[3:], _h_coefficients, dt, dtype, sim.storage)
     # Scale each source by its edge's cb: E += cb * (-J).
@@ -201,7 +225,8 @@ def prepare(sim, *, align: int | None = None) -> FDTDSetup:
         grid=grid, layout=layout(plan, sim.cpml_strategy), dtype=dtype, dt=dt,
         steps=plan.steps, coeffs={"E": cE, "H": cH}, energy_weights=energy_weights,
         pml=pml_coefficients(plan), sources=tuple(sources), plan=plan,
-        planewaves=_plane_waves(sim, plan, index, media), dispersive=disp, **monitors,
+        planewaves=_plane_waves(sim, plan, index, media), dispersive=disp,
+        ports=tuple(ports), **monitors,
     )
 
 
@@ -245,11 +270,22 @@ def _rasterize(sim, grid) -> tuple[list, dict[str, np.ndarray]]:
     return media, index
 
 
-def _point_sources(sim, grid, media: list, index: dict) -> list[SourceEdge]:
-    """Edges and scales (per unit waveform, before cb) of dipoles and edge sources; a
-    voltage source's resistance joins ``media`` as a conductance on its edge."""
+def _point_sources(sim, grid, media: list, index: dict) -> tuple[list[SourceEdge],
+                                                                   list[PortEdge]]:
+    """Edges and scales (per unit waveform, before cb) of dipoles, edge sources and
+    excited ports, and the ports' measuring plans. A voltage source (a voltage
+    EdgeSource or a LumpedPort) is V_s in series with R on an edge of length dl and
+    dual-face area dA: the edge's E update (semi-implicit, E averaged over the step)
+
+        eps dA dE/dt + (dl / (R dA)) E dA - V_s / (R dA) dA = (curl H) . dA
+
+    is Ampere's law on the dual face with the branch current -(V_s - E dl) / R, so R
+    joins ``media`` as a conductance sigma = dl / (R dA) on that edge and V_s / (R dA)
+    as a current density (sigma = 1 / (R dx) on a cubic cell)."""
     sources: list[SourceEdge] = []
+    ports: list[PortEdge] = []
     dV = grid.cell_volume
+    names = {m.name for m in sim.monitors}
     for i, s in enumerate(sim.sources):
         if isinstance(s, PlaneWave):
             continue
@@ -257,29 +293,49 @@ def _point_sources(sim, grid, media: list, index: dict) -> list[SourceEdge]:
         name = "E" + s.polarization
         edge = grid.nearest_index(name, s.position)
         here = media[int(index[name][edge])]
+        what = f"sources[{i}] {s.type}" + (f" '{s.name}'" if isinstance(s, LumpedPort) else "")
         if isinstance(here, PEC):
             raise SetupError(
-                f"sources[{i}] {s.type} at {tuple(s.position)} m sits on an edge inside PEC; "
-                "move it off the conductor"
-            )
+                f"{what} at {tuple(s.position)} m sits on an edge inside PEC "
+                f"({getattr(here, 'name', None) or 'PEC'}), which would short it; move it off "
+                "the conductor (a port belongs in a gap of the conductor)")
         dl = grid.spacing[comp]
         dA = dV / dl
         if isinstance(s, PointDipole):
-            j_per_unit = s.amplitude / dV
-            sign = -1.0
-        elif isinstance(s, EdgeSource) and s.kind == "current":
-            j_per_unit = s.amplitude / dA
-            sign = -1.0
-        else:  # voltage source in series with its resistance: a conductance on the edge
-            loaded = here.model_copy(update={"sigma": here.sigma + dl / (s.resistance * dA),
-                                             "name": f"port{i}"})
-            media.append(loaded)
-            index[name] = index[name].astype(np.uint16 if len(media) > 256 else index[name].dtype)
-            index[name][edge] = len(media) - 1
-            j_per_unit = s.amplitude / (s.resistance * dA)
-            sign = +1.0
-        sources.append(SourceEdge(comp, edge, sign * j_per_unit, s.waveform.sampler()))
-    return sources
+            sources.append(SourceEdge(comp, edge, -s.amplitude / dV, s.waveform.sampler()))
+            continue
+        if isinstance(s, EdgeSource) and s.kind == "current":
+            sources.append(SourceEdge(comp, edge, -s.amplitude / dA, s.waveform.sampler()))
+            continue
+        R = s.impedance if isinstance(s, LumpedPort) else s.resistance
+        loaded = here.model_copy(update={"sigma": here.sigma + dl / (R * dA),
+                                         "name": f"port{i}"})
+        media.append(loaded)
+        index[name] = index[name].astype(np.uint16 if len(media) > 256 else index[name].dtype)
+        index[name][edge] = len(media) - 1
+        driven = not isinstance(s, LumpedPort) or s.excite
+        if driven:
+            sources.append(SourceEdge(comp, edge, s.amplitude / (R * dA), s.waveform.sampler()))
+        if isinstance(s, LumpedPort):
+            if s.name in names:
+                raise SetupError(
+                    f"{what}: the name '{s.name}' is taken by another port or a monitor; "
+                    "port and monitor names key the results, so give each its own")
+            names.add(s.name)
+            center = tuple(float(grid.axis_coords(name, a)[edge[a]]) for a in range(3))
+            ports.append(PortEdge(
+                s.name, i, comp, tuple(int(v) for v in edge), dl, center, float(R),
+                _voltage(s.amplitude, s.waveform.sampler()) if driven else None))
+    return sources, ports
+
+
+def _voltage(amplitude: float, g) -> object:
+    """V_s(t) = amplitude * g(t) in V, a plain (picklable) function of t in s."""
+    return partial(_scaled, amplitude=amplitude, g=g)
+
+
+def _scaled(t: np.ndarray, amplitude: float, g) -> np.ndarray:
+    return amplitude * g(t)
 
 
 def _monitors(sim, plan: GridPlan) -> dict[str, tuple]:

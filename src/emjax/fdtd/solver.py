@@ -185,13 +185,16 @@ class FDTDSolver:
     def empty_record(self) -> dict:
         """Host-side monitor data of zero steps: probe and energy series, snapshots."""
         s = self.setup
-        return {
+        record = {
             "probe": [[np.zeros((0, w.shape[0]), s.dtype) for _, _, w in comps]
                       for _, comps in s.probes],
             "energy": [np.zeros((0,), s.dtype) for _ in s.energy],
             "snap": [[np.zeros((0, *region_shape(sl)), s.dtype) for _, sl in regions]
                      for _, regions in s.snapshots],
         }
+        if s.ports:  # E on each lumped port's edge, (steps, nports) (collect.port_record)
+            record["port"] = [np.zeros((0, len(s.ports)), s.dtype)]
+        return record
 
     def _put(self, tree):
         """``tree`` on the device, or placed on the devices of a sharded run."""
@@ -246,8 +249,11 @@ class FDTDSolver:
         names = [m.name for m in self.sim.monitors]
         of = lambda group: [label("monitors", names.index(m[0].name), m[0].name)  # noqa: E731
                             for m in group]
-        return {"probe": of(s.probes), "energy": of([(m,) for m in s.energy]),
-                "snap": of(s.snapshots), "dft": of(s.dfts), "n2f": of(s.n2f)}
+        labels = {"probe": of(s.probes), "energy": of([(m,) for m in s.energy]),
+                  "snap": of(s.snapshots), "dft": of(s.dfts), "n2f": of(s.n2f)}
+        if s.ports:  # one array (a list of one, as each group) for all ports
+            labels["port"] = [label("sources", s.ports[0].source, s.ports[0].name)]
+        return labels
 
     def drive(self, step0: int, length: int) -> np.ndarray:
         """The largest |source sample| of each step (V/m, the field increments of point
@@ -331,6 +337,8 @@ def _chunk(state, consts, xs, step0, *, setup: FDTDSetup, length: int, step=None
                 g = F[idx[:, 0], idx[:, 1], idx[:, 2]].reshape(w.shape)
                 vals.append(jnp.sum(g * wd, axis=1))
             ys["probe"].append(vals)
+        if setup.ports:  # E^{n+1} on each port's edge: V and I follow on the host
+            ys["port"] = [jnp.stack([E_new[p.comp][p.index] for p in setup.ports])]
         dft = []
         for (_, regions), acc, ph in zip(setup.dfts, carry.dft, x["dft"], strict=True):
             new = {}

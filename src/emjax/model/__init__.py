@@ -29,7 +29,7 @@ from .scenario2d import (
     SplitPML,
     Structure2D,
 )
-from .sources import EdgeSource, PlaneWave, PointDipole
+from .sources import EdgeSource, LumpedPort, PlaneWave, PointDipole
 from .waveforms import ContinuousWave, GaussianPulse, RickerWavelet
 
 __all__ = [
@@ -61,6 +61,7 @@ __all__ = [
     "FluxMonitor",
     "GaussianPulse",
     "LineSource",
+    "LumpedPort",
     "Medium",
     "MeshEdgeSource",
     "MeshFile",

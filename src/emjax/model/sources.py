@@ -1,4 +1,5 @@
-"""Sources: currents and lumped voltage sources on single Yee edges; plane waves."""
+"""Sources: currents and lumped voltage sources on single Yee edges, lumped ports;
+plane waves."""
 
 from __future__ import annotations
 
@@ -6,9 +7,9 @@ import math
 from typing import Annotated, Literal
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, model_validator
 
-from .base import Axis, EmModel, Vec3
+from .base import Axis, EmModel, Name, Vec3
 from .waveforms import Waveform
 
 
@@ -41,6 +42,45 @@ class EdgeSource(EmModel):
     amplitude: float = Field(1.0, description="Peak current in A or voltage in V.")
     resistance: float = Field(50.0, gt=0, description="Series resistance in ohm (voltage only).")
     waveform: Waveform
+
+
+class LumpedPort(EmModel):
+    """A lumped port on one Yee edge: a voltage source of ``amplitude * waveform(t)``
+    volts in series with its reference impedance ``impedance`` (Z0, ohm), which also
+    measures its own voltage and current every step (what openEMS's ``AddLumpedPort``
+    and Tidy3D's ``LumpedPort`` are). ``excite = false`` makes it a passive port: only
+    the resistor Z0 loads the edge, and it measures what arrives.
+
+    It is the voltage :class:`EdgeSource` with a name, lowered by the same code
+    (``fdtd/setup.py``); the name keys its record in the results, from which
+    :func:`emjax.analysis.sparams.s_parameters` forms Z_in and S referred to Z0. The
+    port's voltage is E along the edge times its length, positive along
+    ``polarization``; its current flows into the structure (out of the source's +
+    terminal), so an open edge reads V = the source's voltage, I = 0. The edge's own
+    capacitance (``eps dA / dl``: 8.85 fF for a 1 mm vacuum cell, -18 kohm at 1 GHz)
+    and whatever medium fills it belong to the structure the port sees.
+    """
+
+    type: Literal["LumpedPort"] = "LumpedPort"
+    name: Name = Field(..., description="Port name, unique among ports and monitors; keys "
+                       "its record in the results.")
+    position: Vec3 = Field(..., description="Location in m; snapped to the nearest edge.")
+    polarization: Axis = Field(..., description="Edge direction: 'x', 'y' or 'z'; the "
+                               "port voltage is positive along it.")
+    impedance: float = Field(50.0, gt=0, description="Reference impedance Z0 in ohm: the "
+                             "source's series resistance, and what S refers to.")
+    amplitude: float = Field(1.0, description="Open-circuit source voltage peak in V.")
+    excite: bool = Field(True, description="Drive the port (true) or only load and "
+                         "measure (false).")
+    waveform: Waveform | None = Field(None, description="Time signal of the source voltage "
+                                      "(needed when excite is true).")
+
+    @model_validator(mode="after")
+    def _excited_has_waveform(self) -> LumpedPort:
+        if self.excite and self.waveform is None:
+            raise ValueError(f"LumpedPort '{self.name}': excite = true needs a 'waveform'; add "
+                             "one or set excite = false for a passive port")
+        return self
 
 
 class PlaneWave(EmModel):
@@ -93,4 +133,5 @@ class PlaneWave(EmModel):
         return np.cross(self.k_hat, self.e_hat)
 
 
-Source = Annotated[PointDipole | EdgeSource | PlaneWave, Field(discriminator="type")]
+Source = Annotated[PointDipole | EdgeSource | LumpedPort | PlaneWave,
+                   Field(discriminator="type")]
