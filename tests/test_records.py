@@ -27,7 +27,8 @@ def test_check_reads_as_its_json():
 def test_failures_carry_the_message():
     f = Check.failure("boom", "InstabilityError: fields blew up")
     assert dict(f) == {"case": "boom", "metric": "error", "value": None, "limit": None,
-                       "bound": "<=", "unit": "", "pass": False, "error": "InstabilityError: fields blew up"}
+                       "bound": "<=", "unit": "", "pass": False,
+                       "error": "InstabilityError: fields blew up"}
     m = Measurement.failure("step", "SetupError: no")
     assert dict(m) == {"case": "step", "size": None, "metric": "error", "value": None,
                        "unit": "", "device": None, "error": "SetupError: no"}

@@ -63,7 +63,9 @@ class EmModel(BaseModel):
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """``"; did you mean 'x'?"`` for the choices closest to a mistyped ``word`` (difflib),
     else ``""``."""
-    close = difflib.get_close_matches(word, [str(c) for c in choices], n=3, cutoff=0.6)
+    names = [str(c) for c in choices]
+    close = difflib.get_close_matches(word, names, n=3, cutoff=0.75) or [
+        c for c in names if len(word) >= 3 and word.lower() in c.lower()][:3]  # 'Dipole'
     return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
 
 
