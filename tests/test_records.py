@@ -16,10 +16,10 @@ from emjax.records import Check, Measurement, call_case
 
 def test_check_reads_as_its_json():
     c = Check("c", "m", np.float32(0.25), 1, "dB", np.bool_(True), extra={"steps": 3})
-    assert list(c) == ["case", "metric", "value", "limit", "unit", "pass", "steps"]
+    assert list(c) == ["case", "metric", "value", "limit", "bound", "unit", "pass", "steps"]
     assert c["pass"] is True and c["value"] == 0.25 and c.get("limit") == 1.0
-    assert dict(c) == {"case": "c", "metric": "m", "value": 0.25, "limit": 1.0, "unit": "dB",
-                       "pass": True, "steps": 3}
+    assert dict(c) == {"case": "c", "metric": "m", "value": 0.25, "limit": 1.0, "bound": "<=",
+                       "unit": "dB", "pass": True, "steps": 3}
     assert "error" not in c
     assert Check.from_json(json.loads(json.dumps(c.to_json()))) == c
 
@@ -27,7 +27,8 @@ def test_check_reads_as_its_json():
 def test_failures_carry_the_message():
     f = Check.failure("boom", "InstabilityError: fields blew up")
     assert dict(f) == {"case": "boom", "metric": "error", "value": None, "limit": None,
-                       "unit": "", "pass": False, "error": "InstabilityError: fields blew up"}
+                       "bound": "<=", "unit": "", "pass": False,
+                       "error": "InstabilityError: fields blew up"}
     m = Measurement.failure("step", "SetupError: no")
     assert dict(m) == {"case": "step", "size": None, "metric": "error", "value": None,
                        "unit": "", "device": None, "error": "SetupError: no"}

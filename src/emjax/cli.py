@@ -7,8 +7,9 @@ commands that need it.
 
 Exit status: 0 success; 1 a validation record failed or a case raised an emjax
 error; 2 a usage or set-up problem (unknown name, invalid scenario), reported as
-one paragraph on stderr without a traceback; 3 a defect of emjax itself (any other
-exception), one line too, the traceback only with ``EMJAX_DEBUG=1``.
+one paragraph on stderr without a traceback (an invalid scenario: one line per
+problem); 3 a defect of emjax itself (any other exception), one line too, the
+traceback only with ``EMJAX_DEBUG=1``.
 
 With ``--json``, ``validate`` and ``bench`` print exactly one JSON document on
 stdout, a list of records (``{"case", "metric", "value", "limit", "unit", "pass"}``
@@ -46,14 +47,17 @@ from .cli_run import (  # noqa: F401 - emjax.cli.<name> for tests and callers
     with_steps,
 )
 from .errors import EmjaxError, SetupError
+from .model.base import did_you_mean
 
 # ----------------------------------------------------------------- helpers
 
 
 def error_message(err: BaseException) -> str:
-    """The one-paragraph message printed for a user-facing error."""
+    """The message printed for a user-facing error: one paragraph, except that the
+    problems of an invalid scenario take one indented line each."""
     text = format_validation_error(err) if isinstance(err, ValidationError) else str(err)
-    return " ".join(text.split())
+    lines = [" ".join(line.split()) for line in text.splitlines()]
+    return "\n  ".join(line for line in lines if line)
 
 
 def _positive_int(text: str) -> int:
@@ -95,16 +99,43 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
-def _row(cells: Sequence[str], widths: Sequence[int]) -> str:
-    return "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=False)).rstrip()
+class _Table:
+    """A table printed with rich a few rows at a time (each case's as it finishes), every
+    column at a fixed width so that rows printed apart line up; a longer cell wraps
+    inside its column. ``widths``: characters per column, None for the one column that
+    takes the rest of the terminal (at least 24)."""
+
+    def __init__(self, columns: Sequence[str], widths: Sequence[int | None]):
+        from rich.console import Console
+
+        fixed = sum(w for w in widths if w) + 2 * (len(widths) - 1)
+        flexible = max(24, Console().width - fixed)
+        self.columns = list(columns)
+        self.widths = [w or flexible for w in widths]
+        self.console = Console(width=fixed + flexible, highlight=False)
+
+    def print(self, rows: Sequence[Sequence[Any]], header: bool = False) -> None:
+        """Print ``rows`` (strings or rich Text; no markup is read from strings)."""
+        from rich.table import Table
+        from rich.text import Text
+
+        table = Table(box=None, show_header=header, header_style="bold", pad_edge=False,
+                      padding=(0, 2, 0, 0), collapse_padding=True)
+        for name, w in zip(self.columns, self.widths, strict=True):
+            table.add_column(name, width=w, overflow="fold")
+        for r in rows:
+            table.add_row(*(c if isinstance(c, Text) else Text(str(c)) for c in r))
+        with self.console.capture() as out:  # rich pads every line to the table's width
+            self.console.print(table)
+        print("\n".join(line.rstrip() for line in out.get().splitlines()), flush=True)
 
 
 # --------------------------------------------------------- validate, bench
 
 _VALIDATE_COLUMNS = ("case", "metric", "value", "limit", "unit", "result")
-_VALIDATE_WIDTHS = (22, 30, 11, 11, 8, 6)
+_VALIDATE_WIDTHS = (27, None, 10, 12, 5, 6)
 _BENCH_COLUMNS = ("case", "size", "metric", "value", "unit", "device")
-_BENCH_WIDTHS = (22, 14, 24, 11, 10, 10)
+_BENCH_WIDTHS = (24, 14, None, 10, 10, 16)
 
 
 def _case_module(module: str) -> ModuleType:
@@ -122,7 +153,8 @@ def _select(cases: dict, name: str, what: str) -> list[str]:
         return list(cases)
     if name not in cases:
         known = ", ".join(cases) or "(none)"
-        raise SetupError(f"unknown {what} case '{name}'; known: {known}, or 'all'")
+        raise SetupError(f"unknown {what} case '{name}'{did_you_mean(name, cases)} (known: "
+                         f"{known}, or 'all')")
     return [name]
 
 
@@ -179,20 +211,22 @@ def _run_cases(args: argparse.Namespace, mod: ModuleType, names: list[str],
 
 def cmd_validate(args: argparse.Namespace) -> int:
     """Run validation cases; exit 1 if any record fails."""
-    from .records import Check
+    from rich.text import Text
+
+    from .records import Check, limit_text
 
     mod = _case_module("emjax.validation")
     names = _select(mod.CASES, args.name, "validation")
+    table = _Table(_VALIDATE_COLUMNS, _VALIDATE_WIDTHS)
 
     def show(recs: list) -> None:
-        for r in recs:
-            cells = [str(r.get("case", "")), str(r.get("metric", "")), _fmt(r.get("value")),
-                     _fmt(r.get("limit")), str(r.get("unit") or ""),
-                     "PASS" if r.get("pass") else "FAIL"]
-            print(_row(cells, _VALIDATE_WIDTHS), flush=True)
+        table.print([[r.get("case", ""), r.get("metric", ""), _fmt(r.get("value")),
+                      limit_text(r.get("limit"), r.get("bound", "<=")), r.get("unit") or "",
+                      Text("PASS", "green") if r.get("pass") else Text("FAIL", "bold red")]
+                     for r in recs])
 
     if not args.json:
-        print(_row(_VALIDATE_COLUMNS, _VALIDATE_WIDTHS), flush=True)
+        table.print([], header=True)
     records = _run_cases(args, mod, names, Check.failure, show)
     failed = [r for r in records if not r.get("pass")]
     if args.json:
@@ -209,14 +243,15 @@ def cmd_bench(args: argparse.Namespace) -> int:
     mod = _case_module("emjax.bench")
     names = _select(mod.CASES, args.name, "benchmark")
 
+    table = _Table(_BENCH_COLUMNS, _BENCH_WIDTHS)
+
     def show(recs: list) -> None:
-        for r in recs:
-            cells = [str(r.get("case", "")), _fmt(r.get("size")), str(r.get("metric", "")),
-                     _fmt(r.get("value")), str(r.get("unit") or ""), _fmt(r.get("device"))]
-            print(_row(cells, _BENCH_WIDTHS), flush=True)
+        table.print([[r.get("case", ""), _fmt(r.get("size")), r.get("metric", ""),
+                      _fmt(r.get("value")), r.get("unit") or "", _fmt(r.get("device"))]
+                     for r in recs])
 
     if not args.json:
-        print(_row(_BENCH_COLUMNS, _BENCH_WIDTHS), flush=True)
+        table.print([], header=True)
     records = _run_cases(args, mod, names, Measurement.failure, show)
     if args.json:
         print(json.dumps(_jsonable(records), indent=2, allow_nan=False))

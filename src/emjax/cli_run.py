@@ -37,20 +37,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from .errors import CheckpointError, EmjaxWarning, OutputError, SetupError
-
-
-def format_validation_error(err: ValidationError) -> str:
-    """One line per problem of a pydantic error, joined: ``where: what``."""
-    parts = []
-    for e in err.errors(include_url=False):
-        loc = ""
-        for p in e.get("loc", ()):
-            loc += f"[{p}]" if isinstance(p, int) else (f".{p}" if loc else str(p))
-        parts.append(f"{loc}: {e['msg']}" if loc else str(e["msg"]))
-    n = len(parts)
-    # a union's title spells out pydantic's whole validator tree: say "the scenario"
-    title = "the scenario" if "[" in err.title else err.title
-    return f"{n} problem{'s' if n != 1 else ''} in {title}: " + "; ".join(parts)
+from .model.base import format_validation_error
 
 
 def resolve_scenario(spec: str | None) -> tuple[Any, str]:

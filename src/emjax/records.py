@@ -1,7 +1,7 @@
 """The rows that ``emjax validate`` and ``emjax bench`` print: one typed record each.
 
 A validation case returns :class:`Check` records, printed as
-``{"case", "metric", "value", "limit", "unit", "pass"}``; a benchmark case returns
+``{"case", "metric", "value", "limit", "bound", "unit", "pass"}``; a benchmark case returns
 :class:`Measurement` records, printed as ``{"case", "size", "metric", "value", "unit",
 "device"}``. Both are frozen dataclasses derived from :class:`Record`, which reads as the
 JSON mapping it prints (``r["pass"]``, ``r.get("limit")``, ``dict(r)``), so a case
@@ -55,7 +55,7 @@ class Record(Mapping[str, Any]):
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Record:
         """The record that :meth:`to_json` printed as ``data`` (from a subprocess, a file)."""
-        std = {cls._ATTR.get(k, k): data[k] for k in cls.KEYS}
+        std = {cls._ATTR.get(k, k): data[k] for k in cls.KEYS if k in data}
         extra = {k: v for k, v in data.items() if k not in cls.KEYS and k != "error"}
         return cls(**std, error=data.get("error"), extra=extra)
 
@@ -69,11 +69,22 @@ class Record(Mapping[str, Any]):
         return len(self.to_json())
 
 
+BOUNDS = ("<=", ">=", "<", ">")
+"""How a :class:`Check`'s value compares with its limit (``bound``), besides an interval."""
+
+
 @dataclass(frozen=True)
 class Check(Record):
-    """One validation result: ``value`` against ``limit`` (None: no limit), ``passed``."""
+    """One validation result: ``value`` against ``limit`` (None: no limit), ``passed``.
 
-    KEYS: ClassVar[tuple[str, ...]] = ("case", "metric", "value", "limit", "unit", "pass")
+    ``bound`` says how the case compares them, so that the limit prints as it is checked:
+    ``"<="`` (the default: an error at most ``limit``), ``">="``, ``"<"``, ``">"``, or an
+    interval ``(lo, hi)`` that the value must lie in, ``limit`` then being the value
+    expected (an observed order 2.0 within (1.8, 2.2)).
+    """
+
+    KEYS: ClassVar[tuple[str, ...]] = ("case", "metric", "value", "limit", "bound", "unit",
+                                       "pass")
 
     case: str
     metric: str
@@ -81,16 +92,38 @@ class Check(Record):
     limit: float | None
     unit: str
     passed: bool
+    bound: str | tuple[float, float] = field(default="<=", kw_only=True)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "value", _float(self.value))
         object.__setattr__(self, "limit", _float(self.limit))
         object.__setattr__(self, "passed", bool(self.passed))
+        if not isinstance(self.bound, str):
+            lo, hi = (float(b) for b in self.bound)
+            object.__setattr__(self, "bound", (lo, hi))
+        elif self.bound not in BOUNDS:
+            raise ValueError(f"bound {self.bound!r} is not one of {BOUNDS} or a (lo, hi) pair")
+
+    @property
+    def limit_text(self) -> str:
+        """The limit as checked: ``"<= 0.005"``, ``">= 1.7"``, ``"[1.8, 2.2]"``, or "-"."""
+        return limit_text(self.limit, self.bound)
 
     @classmethod
     def failure(cls, case: str, message: str) -> Check:
         """The failing record that stands for a case that raised ``message``."""
         return cls(case, "error", None, None, "", False, error=message)
+
+
+def limit_text(limit: float | None, bound: Any = "<=") -> str:
+    """A :class:`Check`'s limit as it is checked (see ``Check.bound``); also for the plain
+    dicts older cases return, whose bound is the default ``"<="``."""
+    if bound is not None and not isinstance(bound, str):
+        lo, hi = bound
+        return f"[{lo:.4g}, {hi:.4g}]"
+    if limit is None or limit != limit:  # none, or NaN
+        return "-"
+    return f"{bound or '<='} {limit:.4g}"
 
 
 @dataclass(frozen=True)
@@ -170,5 +203,5 @@ def call_case(fn: Case, **options: Any) -> list:
     return fn(**{k: v for k, v in options.items() if k in named})
 
 
-__all__ = ["Case", "Check", "Measurement", "Record", "call_case", "collect_cases", "device_name",
-           "on_gpu"]
+__all__ = ["BOUNDS", "Case", "Check", "Measurement", "Record", "call_case", "collect_cases",
+           "device_name", "limit_text", "on_gpu"]

@@ -110,7 +110,10 @@ def test_run_invalid_file_exit_2(tmp_path, capsys):
     assert cli.main(["run", str(bad)]) == 2
     err = capsys.readouterr().err
     assert "frobnicate" in err and "bad.toml" in err
-    assert len(err.strip().splitlines()) == 1  # one paragraph, no traceback
+    first, *problems = err.strip().splitlines()  # no traceback: a title, a line per problem
+    assert first.startswith("emjax run: error: scenario file") and first.endswith(
+        "1 problem in the scenario:"), err
+    assert problems == [problems[0]] and problems[0].startswith("  frobnicate = 1: unknown key")
 
 
 def test_run_rejects_nonpositive_steps(capsys):

@@ -61,8 +61,8 @@ def test_hostile_names_are_refused_before_anything_is_written(name, tmp_path, ca
     monkeypatch.chdir(tmp_path)
     doc = _doc(tmp_path, name=name)
     rc, errors = _run([str(doc)], capsys)
-    assert rc == 2 and len(errors) == 1 and errors[0].startswith("emjax run: error:"), errors
-    assert "name" in errors[0]
+    assert rc == 2 and errors[0].startswith("emjax run: error:"), errors
+    assert len(errors) == 2 and errors[1].startswith("  name = "), errors  # one problem
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.toml"]
 
 

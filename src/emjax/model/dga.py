@@ -207,7 +207,7 @@ class DGATD(_Scenario):
         if dup:
             problems.append(f"probes/energy/snapshots: names must be unique, repeated: {dup}")
         if problems:
-            raise ValueError("; ".join(problems))
+            raise ValueError("\n".join(problems))  # one line each
         return self
 
     def summary(self) -> str:

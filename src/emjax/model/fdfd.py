@@ -175,7 +175,7 @@ class FDFD3D(_GridScenario):
                 f"sigma_m = 0 everywhere) and precision = 'complex128' (got storage = "
                 f"{self.resolved_storage!r}, precision = {self.precision!r})")
         if problems:
-            raise ValueError("; ".join(problems))
+            raise ValueError("\n".join(problems))  # one line each
         return self
 
     # ------------------------------------------------------------ derived

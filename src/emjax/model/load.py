@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import Annotated
 
 import numpy as np
-from pydantic import Field, TypeAdapter
+from pydantic import Field, TypeAdapter, ValidationError
 
 from ..errors import SetupError
+from .base import ScenarioValidationError
 from .dga import DGATD
 from .fdfd import FDFD3D
 from .files import SCENARIO_DIR, resolved
@@ -61,6 +62,10 @@ def load_scenario(source: str | Path | dict) -> Scenario:
     scenario reads (``Voxels.file``, a mesh ``path``) are relative to the scenario
     file's folder, else to the working directory (:mod:`emjax.model.files`). Documents
     over :data:`MAX_DOCUMENT_BYTES` or nested deeper than :data:`MAX_NESTING` are refused.
+
+    An invalid scenario raises :class:`~emjax.model.base.ScenarioValidationError`, both a
+    pydantic ``ValidationError`` and a :class:`~emjax.errors.SetupError`, whose message
+    gives one line per problem; pydantic's own error is its ``__cause__``.
     """
     context = None
     if isinstance(source, dict):
@@ -89,6 +94,8 @@ def load_scenario(source: str | Path | dict) -> Scenario:
         data = {"type": "FDTD3D", **data}
     try:
         return _SCENARIO.validate_python(data, context=context)
+    except ValidationError as e:  # the same problems, one line each, without pydantic's names
+        raise ScenarioValidationError.of(e) from e
     except RecursionError:  # a dict built in Python, nested past the parsers' checks
         raise SetupError(f"scenario is nested too deeply to validate; scenarios nest at most "
                          f"{MAX_NESTING} levels") from None

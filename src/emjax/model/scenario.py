@@ -8,6 +8,7 @@ once here and handed down to the solvers.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -270,7 +271,7 @@ class FDTD3D(_TimeDomain):
         problems += _placement_problems(self)
         problems += _dispersive_background_problems(self)
         if problems:
-            raise ValueError("; ".join(problems))
+            raise ValueError("\n".join(problems))  # one line each
         return self
 
     # Derived quantities, computed once and passed down to the solver.
@@ -367,19 +368,50 @@ def _dispersive_background_problems(sim: FDTD3D) -> list[str]:
     return out
 
 
+def thick_pml_problems(pml: Sequence[tuple[int, int]], cells: Sequence[int],
+                       kind: str) -> list[str]:
+    """One problem (or none) naming every face whose PML (``kind``: "CPML", "PML") is
+    more than a third of the cells along its axis; ``pml`` holds (low, high) cells."""
+    faces = [(f"{side} {ax}", t, cells[a]) for a, ax in enumerate("xyz"[:len(cells)])
+             for side, t in zip(("low", "high"), pml[a], strict=True) if t > cells[a] / 3]
+    if not faces:
+        return []
+    if len({(t, n) for _, t, n in faces}) == 1:
+        t, n = faces[0][1:]
+        which = ("every face" if len(faces) == 2 * len(cells) else
+                 f"the {_listed([f for f, _, _ in faces])} face{'s' * (len(faces) > 1)}")
+        axes = sorted({f.split()[1] for f, _, _ in faces})
+        return [f"boundary: the {kind} is {t} cells thick on {which}, more than a third of "
+                f"the {n} cells along {_listed(axes)}; thin the {kind} or enlarge the domain"]
+    return [f"boundary: the {kind} is more than a third of the cells along its axis on the "
+            + _listed([f"{f} face ({t} of {n} cells)" for f, t, n in faces])
+            + f"; thin the {kind} or enlarge the domain"]
+
+
+def pml_interior_problem(ax: str, x: float, lo: float, hi: float, tol: float,
+                         kind: str) -> str | None:
+    """Why coordinate ``x`` (m) along ``ax`` lies in the PML, the interior being [lo, hi]
+    m; None when it does not, or when the PMLs leave no interior along ``ax`` (lo >= hi;
+    they are then at least half the cells): :func:`thick_pml_problems` reports that once
+    for every point."""
+    if lo >= hi - tol or lo - tol <= x <= hi + tol:
+        return None
+    return (f"{ax} = {x:.6g} m lies inside the {kind} (interior is [{lo:.6g}, {hi:.6g}] m); "
+            f"move it inward or thin the {kind}")
+
+
+def _listed(items: Sequence[str]) -> str:
+    """'a', 'a and b', 'a, b and c'."""
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
 def _placement_problems(sim: FDTD3D) -> list[str]:
     """Cross-object rules: PML size, sources and monitors inside the domain and out of PML."""
     out: list[str] = []
     dom = sim.domain
     cells, lower, upper, d = dom.cells, dom.lower, dom.upper, dom.spacing3
     pml = sim.pml_cells()
-    for a, ax in enumerate("xyz"):
-        for side, t in zip(("low", "high"), pml[a], strict=True):
-            if t > cells[a] / 3:
-                out.append(
-                    f"boundary: CPML on the {side} {ax} face is {t} cells, more than a third of "
-                    f"the {cells[a]} cells along {ax}; thin the CPML or enlarge the domain"
-                )
+    out += thick_pml_problems(pml, cells, "CPML")
     for a, pair in enumerate(sim.faces):
         if any(isinstance(b, PMC) for b in pair) and cells[a] < 2:
             out.append(f"boundary: PMC along {'xyz'[a]} needs at least 2 cells")
@@ -396,9 +428,9 @@ def _placement_problems(sim: FDTD3D) -> list[str]:
             if not (lower[a] - tol[a] <= p[a] <= upper[a] + tol[a]):
                 return (f"{ax} = {p[a]:.6g} m is outside the domain "
                         f"[{lower[a]:.6g}, {upper[a]:.6g}] m")
-            if not (in_lo[a] - tol[a] <= p[a] <= in_hi[a] + tol[a]):
-                return (f"{ax} = {p[a]:.6g} m lies inside the CPML (interior is "
-                        f"[{in_lo[a]:.6g}, {in_hi[a]:.6g}] m); move it inward or thin the CPML")
+            msg = pml_interior_problem(ax, p[a], in_lo[a], in_hi[a], tol[a], "CPML")
+            if msg:
+                return msg
         return None
 
     for i, s in enumerate(sim.sources):

@@ -23,7 +23,15 @@ from .boundaries import CPML
 from .geometry import Box, Cylinder, Ellipsoid, Sphere, Voxels, square
 from .media import PEC, Medium
 from .monitors import DFTMonitor, EnergyMonitor, FieldSnapshot, Probe
-from .scenario import MAX_STEPS, Domain, Structure, _TimeDomain, time_step_problems
+from .scenario import (
+    MAX_STEPS,
+    Domain,
+    Structure,
+    _TimeDomain,
+    pml_interior_problem,
+    thick_pml_problems,
+    time_step_problems,
+)
 from .sources import PlaneWave
 from .waveforms import Waveform
 
@@ -288,7 +296,7 @@ class FDTD2D(_TimeDomain):
             problems += time_step_problems(self)
         problems += _placement_problems_2d(self)
         if problems:
-            raise ValueError("; ".join(problems))
+            raise ValueError("\n".join(problems))  # one line each
         return self
 
     # Derived quantities, computed once and passed down to the solver.
@@ -388,12 +396,7 @@ def _placement_problems_2d(sim: FDTD2D) -> list[str]:
     dom = sim.domain
     cells, lower, upper, d = dom.cells, dom.lower, dom.upper, dom.spacing2
     pml = sim.pml_cells()
-    for a, ax in enumerate("xy"):
-        for side, t in zip(("low", "high"), pml[a], strict=True):
-            if t > cells[a] / 3:
-                out.append(
-                    f"boundary: PML on the {side} {ax} face is {t} cells, more than a third of "
-                    f"the {cells[a]} cells along {ax}; thin the PML or enlarge the domain")
+    out += thick_pml_problems(pml, cells, "PML")
     in_lo = [lower[a] + pml[a][0] * d[a] for a in range(2)]
     in_hi = [upper[a] - pml[a][1] * d[a] for a in range(2)]
 
@@ -405,9 +408,9 @@ def _placement_problems_2d(sim: FDTD2D) -> list[str]:
             if not (lower[a] - tol <= p[a] <= upper[a] + tol):
                 return (f"{ax} = {p[a]:.6g} m is outside the domain "
                         f"[{lower[a]:.6g}, {upper[a]:.6g}] m")
-            if not (in_lo[a] - tol <= p[a] <= in_hi[a] + tol):
-                return (f"{ax} = {p[a]:.6g} m lies inside the PML (interior is "
-                        f"[{in_lo[a]:.6g}, {in_hi[a]:.6g}] m); move it inward or thin the PML")
+            msg = pml_interior_problem(ax, p[a], in_lo[a], in_hi[a], tol, "PML")
+            if msg:
+                return msg
         return None
 
     allowed = sim.components

@@ -12,6 +12,7 @@ from __future__ import annotations
 from importlib import resources
 
 from ..errors import SetupError
+from ..model.base import did_you_mean
 
 DEFAULT = "dipole-cube"
 """The scenario ``emjax run`` uses when given none."""
@@ -49,8 +50,8 @@ def _text(name: str) -> str:
     known = builtin_names()
     if name not in known:
         raise SetupError(
-            f"unknown built-in scenario '{name}'; known: {', '.join(known)} "
-            "(or give the path of a .toml or .json scenario file)"
+            f"unknown built-in scenario '{name}'{did_you_mean(name, known)} (known: "
+            f"{', '.join(known)}; or give the path of a .toml or .json scenario file)"
         )
     return resources.files(__name__).joinpath(f"{name}.toml").read_text(encoding="utf-8")
 

@@ -112,7 +112,7 @@ def cylinder_cavity(edges=(0.2, 0.14, 0.1), duration: float = 400e-9,
         order = (np.polyfit(np.log(edges), np.log(ek), 1)[0]
                  if np.all(np.isfinite(ek)) and np.all(ek > 0) else np.nan)
         out.append(Check(case, f"{name}: observed order of the frequency error", order, 2.0,
-                         "", bool(1.4 <= order <= 2.6)))
+                         "", bool(1.4 <= order <= 2.6), bound=(1.4, 2.6)))
     return out
 
 

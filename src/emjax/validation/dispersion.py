@@ -219,7 +219,7 @@ def _order_check(case: str, what: str, spacings, errs) -> list[Check]:
         return []
     order = float(np.polyfit(np.log(spacings), np.log(errs), 1)[0])
     return [Check(case, f"observed order of the {what} error with the cell size", order,
-                  1.7, "", order >= 1.7)]
+                  1.7, "", order >= 1.7, bound=">=")]
 
 
 LORENTZ_SLAB = {"eps_inf": 2.0, "delta_eps": 3.0, "f_0": 10e9, "delta_f": 1e9,

@@ -135,7 +135,7 @@ def line_source(resolutions=(10, 20, 40), check: int = 20, distance: float = 5.0
             mismatch, 0.1, "", mismatch <= 0.1))
     order = -np.polyfit(np.log(resolutions), np.log(phase_axis), 1)[0]
     records.append(Check(case, "observed order of the phase error (0 deg)", order, 2.0, "",
-                         1.8 <= order <= 2.2))
+                         1.8 <= order <= 2.2, bound=(1.8, 2.2)))
     return records
 
 

@@ -215,7 +215,7 @@ def _falls(case: str, what: str, cells, values) -> list[Check]:
         return []
     ratio = values[-1] / values[0]
     return [Check(case, f"{what}: at {cells[-1]} / at {cells[0]} cells per radius (must "
-                  "fall)", ratio, 1.0, "", ratio < 1.0)]
+                  "fall)", ratio, 1.0, "", ratio < 1.0, bound="<")]
 
 
 def drude_sphere(cells=None, *, dtype: str = "float32",

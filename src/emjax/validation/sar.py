@@ -235,7 +235,7 @@ def sar_sphere(spacings=None, *, limits: dict[str, float] | None = None,
             ratio = b[k] / a[k]
             recs.append(Check(case, f"{k} at {spacings[-1] * 1e3:.3g} mm / at "
                               f"{spacings[-2] * 1e3:.3g} mm (must fall)", ratio, 1.0, "",
-                              ratio < 1.0))
+                              ratio < 1.0, bound="<"))
     return recs
 
 
@@ -282,7 +282,7 @@ def mri_power_balance(spacing: float | None = None, limit: float = 0.03,
     ratio = float(abs(b1_plus(hx, hy)) / abs(b1_minus(hx, hy)))
     recs.append(Check(case, "|B1+| / |B1-| at the head centre (CW, quadrature drive; "
                       "below 1 if the rotation sense were reversed)", ratio, 2.0, "",
-                      ratio >= 2.0))
+                      ratio >= 2.0, bound=">="))
     return recs
 
 

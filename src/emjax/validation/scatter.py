@@ -197,7 +197,7 @@ def _sphere_case(case: str, pec: bool, spacings, *, subpixel: bool, label: str,
         falls = all(b < a for a, b in itertools.pairwise(rms))
         recs.append(Check(case, f"RMS error finest / coarsest, {label} (falls at each "
                           f"refinement: {falls})", rms[-1] / rms[0], 1.0, "",
-                          falls or not assert_falls))
+                          falls or not assert_falls, bound="<"))
     return recs
 
 
