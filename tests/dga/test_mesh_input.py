@@ -179,12 +179,16 @@ def test_source_on_a_curved_wall_just_off_the_facets_is_snapped():
 
 
 def _cli_one_line(capsys, args) -> str:
+    """The CLI's error: one line, or (an invalid scenario) a title line and one indented
+    line per problem, which must be a single problem here; returned joined."""
     assert main(args) == 2
     err = capsys.readouterr().err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("emjax run: error: "), err
+    first, *rest = err.strip().splitlines()
+    assert first.startswith("emjax run: error: "), err
+    assert not rest or (first.endswith("1 problem in the scenario:") and len(rest) == 1
+                        and rest[0].startswith("  ")), err
     assert "Traceback" not in err
-    return lines[0]
+    return " ".join([first, *rest])
 
 
 @pytest.mark.parametrize("kind", ["missing.msh", "random.msh", "truncated.vtu", "garbage.vtu"])
