@@ -12,7 +12,7 @@ problem); 3 a defect of emjax itself (any other exception), one line too, the
 traceback only with ``EMJAX_DEBUG=1``.
 
 With ``--json``, ``validate`` and ``bench`` print exactly one JSON document on
-stdout, a list of records (``{"case", "metric", "value", "limit", "unit", "pass"}``
+stdout, a list of records (``{"case", "metric", "value", "limit", "bound", "unit", "pass"}``
 and ``{"case", "size", "metric", "value", "unit", "device"}``, :mod:`emjax.records`);
 anything the cases print goes to stderr. The environment variables that set case
 parameters are read here only (:func:`case_options`).

@@ -1,7 +1,7 @@
 """Validation cases: each runs a solver on a problem with a known answer.
 
 Every case returns :class:`~emjax.records.Check` records, printed as
-``{"case", "metric", "value", "limit", "unit", "pass"}``; ``emjax validate NAME`` prints
+``{"case", "metric", "value", "limit", "bound", "unit", "pass"}``; ``emjax validate NAME`` prints
 them and the tests assert their ``pass`` fields. Each solver keeps its cases in its own
 submodule, listed in ``_MODULES``, whose ``CASES`` dict maps case names to functions;
 the cases themselves are described in each submodule's docstring. A case that draws a

@@ -1,6 +1,6 @@
 """Validation cases: each runs the solver on a problem with a known answer.
 
-Every case returns records ``{"case", "metric", "value", "limit", "unit", "pass"}``;
+Every case returns records ``{"case", "metric", "value", "limit", "bound", "unit", "pass"}``;
 ``emjax validate NAME`` prints them and the tests assert their ``pass`` fields.
 
 - ``fdtd3d-cavity``: PEC box a x b x c; the three lowest resonances from a probe

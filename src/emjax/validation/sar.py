@@ -1,6 +1,6 @@
 """Validation of SAR and power bookkeeping (issue 9, seed 001's bio-EM case).
 
-Every case returns records ``{"case", "metric", "value", "limit", "unit", "pass"}``.
+Every case returns records ``{"case", "metric", "value", "limit", "bound", "unit", "pass"}``.
 
 - ``sar-sphere``: a homogeneous muscle-like sphere (radius 2 cm, eps_r 72, sigma 0.72
   S/m) lit by an x-polarised plane wave along +z (TF/SF), a Gaussian pulse centred

@@ -1,6 +1,6 @@
 """Validation of plane waves (TF/SF) and far fields (near-to-far) in 3D FDTD.
 
-Every case returns records ``{"case", "metric", "value", "limit", "unit", "pass"}``.
+Every case returns records ``{"case", "metric", "value", "limit", "bound", "unit", "pass"}``.
 
 - ``fdtd3d-tfsf-leakage``: an empty CPML-bounded box, a broadband Gaussian plane wave
   (centre at 30 cells per wavelength, spectral sigma f0/3, so content to ~2.4 f0)
