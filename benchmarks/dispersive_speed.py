@@ -46,7 +46,7 @@ def use_inplace() -> None:
     import jax.numpy as jnp
 
     from emjax.constants import eps0
-    from emjax.fdtd import auxgrid, dispersive
+    from emjax.fdtd import dispersive
     from emjax.fdtd import solver as fs
     from emjax.fdtd.update3d import _add_patches, update_E, update_H
 
@@ -77,7 +77,7 @@ def use_inplace() -> None:
         E_new = tuple(E_new)
         if consts["src"]:
             E_new = fs.inject(E_new, consts["src"], x["src"])
-        assert not setup.planewaves and auxgrid
+        assert not setup.planewaves, "the experiment has no plane waves"
         return E_new, H_new, psi_E, psi_H, carry.aux, tuple(disp)
 
     fs._step3d = step
