@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 Hook = Callable[["Results", Path, str], list[Path]]
 """``hook(res, directory, stem) -> paths written`` (``[]`` when it does not apply)."""
 
-PROVIDERS = ("emjax.plot", "emjax.scenarios.mri_maps")
+PROVIDERS = ("emjax.plot", "emjax.port_outputs", "emjax.scenarios.mri_maps")
 """Modules whose import registers hooks (this module registers its own)."""
 
 

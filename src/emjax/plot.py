@@ -7,14 +7,12 @@ Each returns the Figure and, given ``path``, also saves it as PNG. In Jupyter, s
 with ``display(fig)``.
 
 Output hooks (:mod:`emjax.outputs`) draw and write what ``emjax run`` writes:
-:func:`monitor_figures` (one PNG per monitor), :func:`fdfd_rcs_figure` (the RCS of an
-FDFD scattering run), :func:`sparameter_figure` (|S| of a run with lumped ports) and
-:func:`touchstone_file` (the ``.s1p`` of a one-port run, beside the results).
+:func:`monitor_figures` (one PNG per monitor) and :func:`fdfd_rcs_figure` (the RCS of
+an FDFD scattering run); a port run's S-parameter outputs are :mod:`emjax.port_outputs`'.
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -303,46 +301,6 @@ def monitor_figures(res: Results, directory: Path, stem: str) -> list[Path]:
             continue
         paths.append(path)
     return paths
-
-
-def _one_excited_port(res: Results) -> bool:
-    """Whether ``res`` holds lumped-port records with exactly one port excited (a run
-    that gives a column of S)."""
-    ports = [md for md in res.monitors.values() if md.kind == "LumpedPort"]
-    return bool(ports) and sum(bool(md.attrs.get("excite")) for md in ports) == 1
-
-
-@register_output("s-parameters")
-def sparameter_figure(res: Results, directory: Path, stem: str) -> list[Path]:
-    """``<stem>_sparams.png``: |S| in dB over the excitation's band of a run with lumped
-    ports, one of them excited."""
-    if not _one_excited_port(res):
-        return []
-    from .analysis.sparams import plot_s_db, s_parameters
-
-    path = Path(directory) / f"{stem}_sparams.png"
-    plot_s_db(s_parameters(res), path)
-    return [path]
-
-
-@register_output("touchstone", label="Touchstone", beside_results=True)
-def touchstone_file(res: Results, directory: Path, stem: str) -> list[Path]:
-    """``<stem>.s1p`` beside the results of a one-port run (a run of several ports gives
-    one column of S: join the runs exciting each port with
-    :func:`emjax.analysis.sparams.combine` and write the matrix with its
-    ``write_touchstone``). Skipped with a note when scikit-rf is missing."""
-    ports = [md for md in res.monitors.values() if md.kind == "LumpedPort"]
-    if len(ports) != 1 or not _one_excited_port(res):
-        return []
-    from .analysis.sparams import s_parameters
-
-    try:
-        path = s_parameters(res).write_touchstone(Path(directory) / f"{stem}.s1p",
-                                                  overwrite=True)
-    except ImportError as err:
-        print(f"Touchstone file skipped: {err}", file=sys.stderr)
-        return []
-    return [path]
 
 
 def _per_frequency(path: Path, freqs: np.ndarray) -> list[Path]:

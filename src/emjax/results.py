@@ -130,6 +130,23 @@ class MonitorData:
                 f"it has {', '.join(self.data) or 'none'}"
             ) from None
 
+    def excitation(self, which: int | str) -> MonitorData:
+        """One excitation of a batched port run (arrays with a leading axis over
+        ``attrs["excitations"]``), by position or by the excited port's name."""
+        names = self.attrs.get("excitations")
+        if names is None:
+            raise KeyError(f"{self.kind} '{self.name}' is not from a batched port run (it "
+                           "has no excitation axis)")
+        k = which if isinstance(which, int) else (names.index(which) if which in names
+                                                  else None)
+        if k is None or not -len(names) <= k < len(names):
+            raise KeyError(f"{self.kind} '{self.name}': no excitation {which!r}; the run "
+                           f"excited {names}")
+        return MonitorData(name=self.name, kind=self.kind, coords=self.coords,
+                           attrs={key: v for key, v in self.attrs.items()
+                                  if key != "excitations"},
+                           data={c: v[k] for c, v in self.data.items()})
+
     # ---------------------------------------------------------- analysis
     def probe_spectrum(
         self,

@@ -185,7 +185,7 @@ def test_bad_ports_are_refused(two_port):
 
 def test_run_outputs_of_a_one_port_run(tmp_path):
     """emjax run's hooks: the |S| figure and, for one port, a Touchstone file that reads
-    back as the run's S11."""
+    back as the run's S11 (and the matrix in HDF5)."""
     from emjax.analysis.sparams import read_touchstone
     from emjax.outputs import write_outputs
 
@@ -193,7 +193,8 @@ def test_run_outputs_of_a_one_port_run(tmp_path):
     _, res = _run([_edge_block(em.Medium(sigma=1 / (25.0 * D)))], [_port()])
     written = dict((p.name, label) for label, p in write_outputs(
         res, figures=tmp_path / "fig", results_dir=tmp_path, stem="run"))
-    assert written["run_sparams.png"] == "figure" and written["run.s1p"] == "Touchstone"
+    assert written["run_sparams.png"] == "figure"
+    assert written["run.s1p"] == written["run_sparams.h5"] == "S-matrix"
     back = read_touchstone(tmp_path / "run.s1p")
     assert np.allclose(back.S[:, 0, 0], s_parameters(res, back.frequencies).S[:, 0, 0],
                        atol=1e-9)

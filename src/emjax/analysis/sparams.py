@@ -15,9 +15,14 @@ excited port j (the others passive, so a_i = 0 there: a port's I is its resistor
 current, exactly). For an excited port a = V_s / (2 sqrt(Z0)), the source's
 available wave. The wave amplitudes are spectra, in V*s / sqrt(ohm); S is their ratio.
 
-One run excites one port and gives one column of S; :func:`combine` joins the
-columns of runs that excite different ports into the full matrix, which Touchstone
-files need. (Batching the N excitations in one compiled run is a later step.)
+A run with ``port_excitation = "simultaneous"`` and one excited port gives one column
+of S; :func:`combine` joins the columns of such runs. A run with ``port_excitation =
+"each"`` (:mod:`emjax.fdtd.excitations`) records one excitation per excited port in one
+compiled run: its records carry a leading excitation axis and give every column at
+once. With every port excited, S for any reference impedances ``z_ref`` (complex
+allowed, Kurokawa's power waves) follows from the N x N matrices of port voltages and
+currents (rows: ports, columns: excitations), ``S = (V - Z* I)(V + Z I)^-1`` after the
+waves' normalisation; with each port's own Z0 as reference that is ``b_i / a_j``.
 Touchstone files are written and read by scikit-rf (``pip install scikit-rf``), which
 also draws the Smith chart; :func:`plot_s_db` needs only matplotlib.
 """
@@ -48,14 +53,16 @@ def spectrum(x: np.ndarray, t: np.ndarray, frequencies: np.ndarray) -> np.ndarra
     t = np.asarray(t, np.float64)
     dt = float(t[1] - t[0]) if len(t) > 1 else 1.0
     kernel = np.exp(-2j * np.pi * np.outer(np.asarray(frequencies, np.float64), t)) * dt
-    return kernel @ np.asarray(x, np.float64)
+    return np.tensordot(kernel, np.asarray(x, np.float64), axes=(1, 0))
 
 
 @dataclass(frozen=True, eq=False)
 class PortWaves:
     """The ports of one run at ``frequencies`` (nf,) Hz: names (nports,); z0 (nports,)
-    ohm; excited: the names of the driven ports; V, I (nf, nports) spectra in V*s,
-    A*s; a, b (nf, nports) power waves in V*s / sqrt(ohm)."""
+    ohm, the reference impedances of a and b; excited: the names of the driven ports;
+    V, I spectra in V*s, A*s and a, b power waves in V*s / sqrt(ohm), (nf, nports) —
+    or (nf, nexcitations, nports) for a batched run, where ``excitations`` names the
+    port each row drives (None for a run of one excitation)."""
 
     names: tuple[str, ...]
     z0: np.ndarray
@@ -65,6 +72,7 @@ class PortWaves:
     I: np.ndarray
     a: np.ndarray
     b: np.ndarray
+    excitations: tuple[str, ...] | None = None
 
 
 def _ports(results: Results) -> list:
@@ -90,28 +98,52 @@ def default_frequencies(results: Results, points: int = DEFAULT_POINTS) -> np.nd
                          "excite = true, or give the frequencies")
     t = ports[0].coords["t"]
     dt, n = float(t[1] - t[0]), 8 * len(t)
-    mag = sum(np.abs(np.fft.rfft(md.data["V_source"], n)) for md in ports)
+    # (a batched run's records carry an excitation axis first: summed over it too)
+    mag = sum(np.abs(np.fft.rfft(md.data["V_source"], n)).reshape(-1, n // 2 + 1).sum(0)
+              for md in ports)
     f = np.fft.rfftfreq(n, dt)
     inside = f[mag >= mag.max() * 10 ** (-BAND_DB / 20)]
     lo, hi = float(inside.min()), float(inside.max())
     return np.linspace(max(lo, hi / 10), hi, points)
 
 
-def port_waves(results: Results, frequencies: Sequence[float] | None = None) -> PortWaves:
+def port_waves(results: Results, frequencies: Sequence[float] | None = None,
+               z_ref: Sequence[complex] | complex | None = None) -> PortWaves:
     """Voltage, current and power-wave spectra of every lumped port of ``results`` at
-    ``frequencies`` (Hz; default :func:`default_frequencies`)."""
+    ``frequencies`` (Hz; default :func:`default_frequencies`), the waves referred to
+    ``z_ref`` (ohm, one or one per port, complex allowed with a positive real part;
+    default each port's Z0)."""
     ports = _ports(results)
     f = (default_frequencies(results) if frequencies is None
          else np.atleast_1d(np.asarray(frequencies, np.float64)))
     t = ports[0].coords["t"]
-    V = spectrum(np.stack([md.data["V"] for md in ports], axis=1), t, f)
-    I = spectrum(np.stack([md.data["I"] for md in ports], axis=1), t, f)
+    axis = ports[0].data["V"].ndim  # the port axis last: (nf, [excitations,] ports)
+    V = spectrum(np.stack([md.data["V"].T for md in ports], axis=axis), t, f)
+    I = spectrum(np.stack([md.data["I"].T for md in ports], axis=axis), t, f)
     z0 = np.array([md.attrs["impedance"] for md in ports], dtype=np.complex128)
+    if z_ref is not None:
+        z0 = _reference(z_ref, len(ports))
     root = 2 * np.sqrt(z0.real)
+    batched = ports[0].attrs.get("excitations")
     return PortWaves(
         names=tuple(md.name for md in ports), z0=z0,
         excited=tuple(md.name for md in ports if md.attrs.get("excite")), frequencies=f,
-        V=V, I=I, a=(V + z0 * I) / root, b=(V - np.conj(z0) * I) / root)
+        V=V, I=I, a=(V + z0 * I) / root, b=(V - np.conj(z0) * I) / root,
+        excitations=tuple(batched) if batched is not None else None)
+
+
+def _reference(z_ref, n: int) -> np.ndarray:
+    """Reference impedances (n,) from one value or n; SetupError for a wrong count or a
+    real part that is not positive and finite (the power waves divide by it)."""
+    from ..errors import SetupError
+
+    z = np.atleast_1d(np.asarray(z_ref, np.complex128))
+    if z.shape == (1,):
+        z = np.repeat(z, n)
+    if z.shape != (n,) or not np.all(np.isfinite(z)) or np.any(z.real <= 0):
+        raise SetupError(f"z_ref = {z_ref!r}: give one impedance in ohm or one per port "
+                         f"({n}), each finite with a positive real part")
+    return z
 
 
 @dataclass(frozen=True, eq=False)
@@ -155,7 +187,10 @@ class SParameters:
         """The full matrix as a ``skrf.Network`` (scikit-rf)."""
         skrf = _skrf()
         freq = skrf.Frequency.from_f(self.frequencies, unit="Hz")
-        return skrf.Network(frequency=freq, s=self.matrix(), z0=self.z0, name=name)
+        # z0 as (nf, nports): scikit-rf reads a (n,) z0 as one per frequency when the
+        # counts of frequencies and ports are equal
+        z0 = np.broadcast_to(self.z0, (len(self.frequencies), len(self.ports)))
+        return skrf.Network(frequency=freq, s=self.matrix(), z0=z0, name=name)
 
     def write_touchstone(self, path: str | Path, *, overwrite: bool = False) -> Path:
         """Write the full matrix as a Touchstone file through scikit-rf; ``path`` must
@@ -179,14 +214,53 @@ class SParameters:
         return path
 
 
-def s_parameters(results: Results, frequencies: Sequence[float] | None = None
-                 ) -> SParameters:
-    """S-parameters and input impedance of a run with lumped ports, one excited: S
+def save_hdf5(sp: SParameters, path: str | Path, *, overwrite: bool = False) -> Path:
+    """Write ``sp`` to an HDF5 file: datasets ``frequencies`` (Hz), ``S`` (nf, nports,
+    ncolumns), ``z_in`` (ohm), ``z0`` (ohm), attributes ``ports`` and ``excited``."""
+    import h5py
+
+    from ..io.atomic import atomic_path
+    from ..io.targets import check_output
+
+    path = check_output(Path(path), overwrite=overwrite)
+    with atomic_path(path) as tmp, h5py.File(tmp, "w") as f:
+        for key, unit in (("frequencies", "Hz"), ("S", "1"), ("z_in", "ohm"), ("z0", "ohm")):
+            f.create_dataset(key, data=getattr(sp, key)).attrs["units"] = unit
+        f.attrs["ports"] = list(sp.ports)
+        f.attrs["excited"] = list(sp.excited)
+    return path
+
+
+def load_hdf5(path: str | Path) -> SParameters:
+    """The :class:`SParameters` that :func:`save_hdf5` wrote."""
+    import h5py
+
+    from ..io.targets import file_path
+
+    with h5py.File(file_path(path, what="S-parameter file"), "r") as f:
+        names = lambda key: tuple(str(v) for v in f.attrs[key])  # noqa: E731
+        return SParameters(frequencies=f["frequencies"][()], S=f["S"][()], z_in=f["z_in"][()],
+                           ports=names("ports"), excited=names("excited"), z0=f["z0"][()])
+
+
+def s_parameters(results: Results, frequencies: Sequence[float] | None = None,
+                 z_ref: Sequence[complex] | complex | None = None) -> SParameters:
+    """S-parameters and input impedance of a run with lumped ports. One excited port: S
     (nf, nports, 1), ``S[:, i, 0] = b_i / a_j`` for the excited port j; z_in (nf, 1) =
-    V_j / I_j. ``frequencies`` in Hz (default :func:`default_frequencies`). A run
-    exciting several ports at once has no S-parameters (its waves mix): SetupError,
-    :func:`port_waves` gives them."""
+    V_j / I_j. A batched run (``port_excitation = "each"``): one column per excitation,
+    (nf, nports, nexcited); with every port excited, S referred to any ``z_ref``
+    (:func:`port_waves`; the module docstring). ``frequencies`` in Hz (default
+    :func:`default_frequencies`). A run exciting several ports at once has no
+    S-parameters (its waves mix): SetupError, :func:`port_waves` gives them."""
     w = port_waves(results, frequencies)
+    if w.excitations is not None:
+        return _batched(w, z_ref)
+    if z_ref is not None:
+        from ..errors import SetupError
+
+        raise SetupError("z_ref: S for other reference impedances than the ports' own Z0 "
+                         "needs every port excited (port_excitation = 'each' with excite = "
+                         "true on every port)")
     if len(w.excited) != 1:
         from ..errors import SetupError
 
@@ -199,6 +273,32 @@ def s_parameters(results: Results, frequencies: Sequence[float] | None = None
     z_in = (w.V[:, j] / w.I[:, j])[:, None]
     return SParameters(frequencies=w.frequencies, S=S, z_in=z_in, ports=w.names,
                        excited=w.excited, z0=w.z0)
+
+
+def _batched(w: PortWaves, z_ref) -> SParameters:
+    """S of a batched run: column k from excitation k (its port j_k), ``b / a_j``; for
+    another reference than the ports' Z0, every port excited and the matrix form."""
+    cols = [w.names.index(e) for e in w.excitations]
+    k = np.arange(len(cols))
+    z_in = w.V[:, k, cols] / w.I[:, k, cols]
+    if z_ref is None:
+        S = np.transpose(w.b / w.a[:, k, cols][:, :, None], (0, 2, 1))
+        return SParameters(frequencies=w.frequencies, S=S, z_in=z_in, ports=w.names,
+                           excited=w.excitations, z0=w.z0)
+    from ..errors import SetupError
+
+    if sorted(cols) != list(range(len(w.names))):
+        raise SetupError(f"z_ref: S referred to other impedances needs every port excited; "
+                         f"the run excited {list(w.excitations)} of {list(w.names)}")
+    z = _reference(z_ref, len(w.names))
+    root = 2 * np.sqrt(z.real)
+    Vm, Im = np.swapaxes(w.V, 1, 2), np.swapaxes(w.I, 1, 2)  # (nf, port, excitation)
+    A = (Vm + z[:, None] * Im) / root[:, None]
+    B = (Vm - np.conj(z)[:, None] * Im) / root[:, None]
+    S = np.linalg.solve(np.swapaxes(A, 1, 2), np.swapaxes(B, 1, 2)).swapaxes(1, 2)
+    order = np.argsort(cols)  # columns in port order: excitation k drove port cols[k]
+    return SParameters(frequencies=w.frequencies, S=S, z_in=z_in[:, order], ports=w.names,
+                       excited=w.names, z0=z)
 
 
 def combine(parts: Sequence[SParameters]) -> SParameters:
@@ -288,5 +388,6 @@ def _skrf():
     return skrf
 
 
-__all__ = ["PortWaves", "SParameters", "combine", "default_frequencies", "plot_s_db",
-           "plot_smith", "port_waves", "read_touchstone", "s_parameters", "spectrum"]
+__all__ = ["PortWaves", "SParameters", "combine", "default_frequencies", "load_hdf5",
+           "plot_s_db", "plot_smith", "port_waves", "read_touchstone", "s_parameters",
+           "save_hdf5", "spectrum"]

@@ -83,12 +83,14 @@ class SourceEdge:
     """A point source on one edge: comp 0, 1, 2 (Ex, Ey, Ez; 2D: the component's number
     in ``COMPONENTS``); index; scale: the field increment per unit waveform sample;
     waveform: g(t), a plain function (``Waveform.sampler()``) evaluated on the host into
-    the scan inputs (never traced)."""
+    the scan inputs (never traced); source: the index of the scenario source it lowers
+    (batched port excitations switch a port's edges by it; -1: unknown)."""
 
     comp: int
     index: tuple[int, int, int]
     scale: float
     waveform: object
+    source: int = -1
 
 
 @dataclass(frozen=True, eq=False)
@@ -302,10 +304,10 @@ def _point_sources(sim, grid, media: list, index: dict) -> tuple[list[SourceEdge
         dl = grid.spacing[comp]
         dA = dV / dl
         if isinstance(s, PointDipole):
-            sources.append(SourceEdge(comp, edge, -s.amplitude / dV, s.waveform.sampler()))
+            sources.append(SourceEdge(comp, edge, -s.amplitude / dV, s.waveform.sampler(), i))
             continue
         if isinstance(s, EdgeSource) and s.kind == "current":
-            sources.append(SourceEdge(comp, edge, -s.amplitude / dA, s.waveform.sampler()))
+            sources.append(SourceEdge(comp, edge, -s.amplitude / dA, s.waveform.sampler(), i))
             continue
         R = s.impedance if isinstance(s, LumpedPort) else s.resistance
         loaded = here.model_copy(update={"sigma": here.sigma + dl / (R * dA),
@@ -315,7 +317,8 @@ def _point_sources(sim, grid, media: list, index: dict) -> tuple[list[SourceEdge
         index[name][edge] = len(media) - 1
         driven = not isinstance(s, LumpedPort) or s.excite
         if driven:
-            sources.append(SourceEdge(comp, edge, s.amplitude / (R * dA), s.waveform.sampler()))
+            sources.append(SourceEdge(comp, edge, s.amplitude / (R * dA), s.waveform.sampler(),
+                                      i))
         if isinstance(s, LumpedPort):
             if s.name in names:
                 raise SetupError(

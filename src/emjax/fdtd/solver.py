@@ -427,5 +427,14 @@ def run(sim, *, progress: bool = True, chunk: int | None = None, devices=None,
     over along ``shard_axis`` (see :mod:`emjax.parallel`). ``kwargs`` go to
     :meth:`FDTDSolver.run` (checkpoint_every, checkpoint_path, resume).
     """
+    if getattr(sim, "port_excitation", "simultaneous") == "each":
+        from ..errors import SetupError
+        from .excitations import BatchedFDTDSolver
+
+        if devices is not None:
+            raise SetupError(f"scenario '{sim.name}': port_excitation = 'each' runs its "
+                             "excitations batched on one device; run it without devices= "
+                             "(or with 'simultaneous' excitation)")
+        return BatchedFDTDSolver(sim, chunk=chunk).run(progress=progress, **kwargs)
     return FDTDSolver(sim, chunk=chunk, devices=devices, shard_axis=shard_axis).run(
         progress=progress, **kwargs)

@@ -254,6 +254,15 @@ class FDTD3D(_TimeDomain):
         False, description="Average eps on E samples cut by a dielectric surface "
         "(emjax.grid.subpixel) instead of staircasing."
     )
+    port_excitation: Literal["simultaneous", "each"] = Field(
+        "simultaneous", description="'simultaneous': every excited port is driven at once "
+        "(one run, one set of fields). 'each': one excitation per excited port, the others "
+        "loaded by their Z0, batched in one compiled run (emjax.fdtd.excitations): every "
+        "column of the S-matrix at once.")
+    port_batch: int | None = Field(
+        None, ge=1, description="With port_excitation = 'each': excitations advanced together "
+        "on the device; default as many as fit its free memory (the rest run in further "
+        "groups through the same compiled chunk).")
 
     @model_validator(mode="after")
     def _check_consistency(self):
@@ -270,6 +279,7 @@ class FDTD3D(_TimeDomain):
         problems += time_step_problems(self)
         problems += _placement_problems(self)
         problems += _dispersive_background_problems(self)
+        problems += _excitation_problems(self)
         if problems:
             raise ValueError("\n".join(problems))  # one line each
         return self
@@ -315,6 +325,24 @@ class FDTD3D(_TimeDomain):
         from .. import registry
 
         return registry.estimate(self)
+
+
+def _excitation_problems(sim) -> list[str]:
+    """port_excitation = 'each' needs an excited port and no source outside the ports
+    (a dipole or plane wave would be on in every excitation and mix into every column)."""
+    if sim.port_excitation != "each":
+        return []
+    problems = []
+    if not any(getattr(s, "excite", False) for s in sim.sources):
+        problems.append("port_excitation = 'each' needs at least one port with excite = true "
+                        "(one excitation per excited port); add one or use 'simultaneous'")
+    for i, s in enumerate(sim.sources):
+        if not hasattr(s, "excite"):
+            problems.append(
+                f"sources[{i}] {s.type}: port_excitation = 'each' drives one port per "
+                "excitation, and this source would be on in every one of them; remove it or "
+                "use port_excitation = 'simultaneous'")
+    return problems
 
 
 def time_step_problems(sim) -> list[str]:

@@ -68,6 +68,7 @@ from ..model import (
     EdgeSource,
     Ellipsoid,
     GaussianPulse,
+    LumpedPort,
     Medium,
     Probe,
     Structure,
@@ -164,7 +165,8 @@ def _snap(value: float, lower: float, spacing: float, offset: float = 0.0) -> fl
 def coil_sources(head_center: tuple[float, float, float] = (0.0, 0.0, 0.33),
                  radius: float = 0.14, rungs: int = 8, frequency: float = LARMOR_3T,
                  ramp_periods: float = 5.0, drive: str = "cw",
-                 fwidth: float = 50e6) -> list[EdgeSource]:
+                 fwidth: float = 50e6, impedance: float | None = None
+                 ) -> list[EdgeSource | LumpedPort]:
     """``rungs`` z-directed 1 A current sources on a circle, phases stepping by 2π/rungs.
 
     Rung k sits at azimuth a = 2πk/rungs and carries ``sin(ωt + a)``: with the phase
@@ -175,6 +177,8 @@ def coil_sources(head_center: tuple[float, float, float] = (0.0, 0.0, 0.33),
     ``drive="pulse"`` gives each rung a Gaussian pulse centred on ``frequency`` (spectral
     sigma ``fwidth`` Hz) with the same carrier phases instead: every transform of the
     run is then complete, which the power balance needs (:func:`power_balance`).
+    ``impedance`` (ohm) makes each feed a :class:`~emjax.model.LumpedPort` named
+    ``rung<k>`` instead: a 1 V source in series with that Z0, measuring V and I.
     """
     if drive not in ("cw", "pulse"):
         raise ValueError(f"drive = {drive!r}: expected 'cw' or 'pulse'")
@@ -186,16 +190,21 @@ def coil_sources(head_center: tuple[float, float, float] = (0.0, 0.0, 0.33),
             wave = ContinuousWave(frequency=frequency, ramp=ramp_periods / frequency, phase=a)
         else:  # cos carrier: sin(wt + a) = cos(wt + a - pi/2)
             wave = GaussianPulse(f0=frequency, fwidth=fwidth, phase=a - math.pi / 2)
-        out.append(EdgeSource(
-            position=(hx + radius * math.cos(a), hy + radius * math.sin(a), hz),
-            polarization="z", kind="current", amplitude=1.0, waveform=wave))
+        position = (hx + radius * math.cos(a), hy + radius * math.sin(a), hz)
+        if impedance is None:
+            out.append(EdgeSource(position=position, polarization="z", kind="current",
+                                  amplitude=1.0, waveform=wave))
+        else:
+            out.append(LumpedPort(name=f"rung{k}", position=position, polarization="z",
+                                  impedance=impedance, amplitude=1.0, waveform=wave))
     return out
 
 
 def coil(domain: Domain, head_center: tuple[float, float, float], radius: float = 0.14,
          rung_length: float = 0.20, rungs: int = 8, drive: str = "cw",
-         frequency: float = LARMOR_3T, fwidth: float = 50e6
-         ) -> tuple[list[EdgeSource], list[Structure]]:
+         frequency: float = LARMOR_3T, fwidth: float = 50e6,
+         impedance: float | None = None
+         ) -> tuple[list[EdgeSource | LumpedPort], list[Structure]]:
     """The coil on ``domain``'s grid: rung ports and the PEC rungs they feed.
 
     Each rung is a PEC wire (a line of Ez edges: a box thinner than a cell around one
@@ -210,7 +219,8 @@ def coil(domain: Domain, head_center: tuple[float, float, float], radius: float 
     """
     lower, d = domain.lower, domain.spacing3
     out, wires = [], []
-    for s in coil_sources(head_center, radius, rungs, frequency, drive=drive, fwidth=fwidth):
+    for s in coil_sources(head_center, radius, rungs, frequency, drive=drive, fwidth=fwidth,
+                          impedance=impedance):
         x = _snap(s.position[0], lower[0], d[0])
         y = _snap(s.position[1], lower[1], d[1])
         z = _snap(s.position[2], lower[2], d[2], 0.5)
@@ -230,7 +240,7 @@ def mri_coil(shape: tuple[int, int, int] = (312, 328, 325), spacing: float = 4e-
              drive: str = "cw", balance_box: bool = False, *,
              media: TissueMedia = tissue, frequencies: Sequence[float] = (LARMOR_3T,),
              f0: float = LARMOR_3T, fwidth: float = 50e6, body_box: bool = False,
-             name: str = "mri-coil") -> FDTD3D:
+             name: str = "mri-coil", port_impedance: float | None = None) -> FDTD3D:
     """The seed-001 MRI benchmark as an :class:`FDTD3D` (see the module docstring).
 
     ``pml`` cells of CPML on every face; ``periods`` of the 128 MHz drive are simulated
@@ -240,7 +250,9 @@ def mri_coil(shape: tuple[int, int, int] = (312, 328, 325), spacing: float = 4e-
     every rung's feed edge (its E gives the port voltage). ``balance_box`` adds the DFT
     box of :func:`power_balance`, ``body_box`` a DFT of E over the whole phantom inside
     the interior (:func:`body_box`, for whole-body SAR). ``media`` gives each tissue's
-    medium (:func:`phantom`).
+    medium (:func:`phantom`). ``port_impedance`` (ohm) feeds the rungs through
+    LumpedPorts of that Z0, one excitation per rung batched in one run
+    (``port_excitation = "each"``): the coil's 8-port S-matrix.
     """
     # The head sits at z = 0.33 m (torso below, into the lower CPML) unless the grid is
     # too short: then the coil and the balance box's top (0.16 m above the head centre)
@@ -249,7 +261,8 @@ def mri_coil(shape: tuple[int, int, int] = (312, 328, 325), spacing: float = 4e-
     head = (0.0, 0.0, min(0.33, top - 0.19))
     domain = Domain(shape=shape, spacing=spacing)
     sources, wires = coil(domain, head, drive=drive,
-                          frequency=f0 if drive == "pulse" else LARMOR_3T, fwidth=fwidth)
+                          frequency=f0 if drive == "pulse" else LARMOR_3T, fwidth=fwidth,
+                          impedance=port_impedance)
     frequencies = [float(f) for f in frequencies]
     monitors = [
         DFTMonitor(name="head", center=head, size=(0.32, 0.32, 0.26),
@@ -282,6 +295,7 @@ def mri_coil(shape: tuple[int, int, int] = (312, 328, 325), spacing: float = 4e-
         boundary=CPML(thickness=pml),
         duration=duration,
         cpml_strategy=strategy,
+        port_excitation="simultaneous" if port_impedance is None else "each",
     )
 
 
