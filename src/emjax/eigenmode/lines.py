@@ -28,7 +28,7 @@ def _index(xs, value: float, axis: int, half: bool, what: str) -> int:
     """Grid index of coordinate ``value`` on integer (or half) nodes along ``axis``."""
     d = xs.spacing[axis]
     t = (value - xs.lower[axis]) / d - (0.5 if half else 0.0)
-    i = int(round(t))
+    i = round(t)
     n = xs.cells[axis] + (0 if half else 1)
     if abs(t - i) > 1e-6 or not 0 <= i < n:
         kind = "cell centres" if half else "grid lines"
