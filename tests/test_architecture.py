@@ -64,6 +64,7 @@ FORBIDDEN = {
     "validation": {"bench", "cli"},
     "grid": {*SOLVERS, "driver", "bench", "validation", "cli"},
     "materials": {*SOLVERS, "driver", "bench", "validation", "cli"},
+    "eigenmode": {*SOLVERS, "driver", "bench", "validation", "cli", "analysis"},
 }
 
 
