@@ -5,11 +5,11 @@
   Z0 = eta0 h / w = 188.4 ohm and the TEM mode (Ez, Hy uniform over the cross-section)
   is the only one below 18.7 GHz (c / 2w, where Ez ~ cos(pi y / w) sets in). A sheet
   :class:`~emjax.model.LumpedPort` (Z0, the full width and height: 4 edges in series,
-  9 columns, the two on the side walls half in the domain) feeds it at x = 0, on a
-  PMC end wall, so that the feed sees only the line; a passive sheet port of R_L =
-  0.5, 1 and 2 Z0 ends it at x = L = 100 mm, on the other PMC end wall, so nothing
-  lies behind the load. One baseband Gaussian pulse (spectral sigma 1.4 GHz, content to
-  6 GHz), 6 L / c plus the pulse's length, float32.
+  9 columns, each half in the domain on the PMC end wall, the two on the side walls a
+  quarter) feeds it at x = 0, on a PMC end wall, so that the feed sees only the line;
+  a passive sheet port of R_L = 0.5, 1 and 2 Z0 ends it at x = L = 100 mm, on the
+  other PMC end wall, so nothing lies behind the load. One baseband Gaussian pulse
+  (spectral sigma 1.4 GHz, content to 6 GHz), 6 L / c plus the pulse's length, float32.
 
   Reference: the lossless line of length L (the distance between the two port planes)
   and phase constant beta = k0 = omega / c0 ends in R_L, so S11 = Gamma e^{-2 j k0 L}
@@ -35,7 +35,8 @@
   3.3e-3 / 1.0e-3 / 3.7e-3, matched -59.8 dB, the CPML-backed load 6.9e-4 and 4.1e-3;
   0.5 mm: 2.1e-4 / 2.7e-4 / 2.4e-4 and 1.1e-3 / 2.7e-4 / 1.3e-3, matched -71.5 dB:
   second order in the cell size. The power balance holds to 2e-4 to 7e-4 (float32's
-  rounding in the late-time record). The default runs in about 10 s on a CPU.
+  rounding in the late-time record). The default takes about 5 s of CPU time (its
+  four runs and their compilations).
 """
 
 from __future__ import annotations
