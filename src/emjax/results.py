@@ -37,8 +37,10 @@ Arrays in ``MonitorData``, by ``kind`` (components are "Ex".."Hz"):
   ``data["I"]`` (nt,) A (into the structure), ``data["V_source"]`` (nt,) V (the
   open-circuit source voltage; zeros for a passive port), all at ``coords["t"]`` (nt,)
   s, the half steps (n + 1/2) dt; ``attrs["impedance"]`` Z0 in ohm, ``attrs["excite"]``,
-  ``attrs["position"]`` (the edge's midpoint, m), ``attrs["polarization"]``,
-  ``attrs["length"]`` m. S-parameters: :func:`emjax.analysis.sparams.s_parameters`.
+  ``attrs["position"]`` (the edge's midpoint, a sheet's centre, m),
+  ``attrs["polarization"]``, ``attrs["length"]`` m (the span along the polarization),
+  ``attrs["size"]`` (the snapped extent, m), ``attrs["edges"]`` (edges in series,
+  columns). S-parameters: :func:`emjax.analysis.sparams.s_parameters`.
 
 :func:`units` gives these units from one table (``DATA_UNITS``, ``COORD_UNITS``), and
 each HDF5 dataset carries its unit as a ``units`` attribute ("1": dimensionless).

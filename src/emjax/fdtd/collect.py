@@ -125,28 +125,32 @@ def _near_to_far(s: FDTDSetup, sim, state, k: int, m, lo, hi):
                        attrs=attrs)
 
 
-def port_record(port, e_edge: np.ndarray, dt: float):
-    """MonitorData of a lumped port (``setup.PortEdge``) from E on its edge after each
-    step (``e_edge[n]`` = E^{n+1}, V/m): the voltage and current at the half steps
-    t = (n + 1/2) dt, where the leapfrog's Ampere law on the edge's dual face holds:
+def port_record(port, v_port: np.ndarray, dt: float):
+    """MonitorData of a lumped port (``ports.PortPlan``) from the voltage the solver
+    records after each step (``v_port[n]`` = V^{n+1} = sum_e w_e E_e^{n+1}, V: E dl on
+    a one-edge port, the weighted mean of the columns' sums of E dl on a sheet): the
+    voltage and current at the half steps t = (n + 1/2) dt, where the leapfrog's Ampere
+    law on the edges' dual faces holds:
 
-        V^{n+1/2} = dl (E^n + E^{n+1}) / 2,   I^{n+1/2} = (V_s^{n+1/2} - V^{n+1/2}) / Z0.
+        V^{n+1/2} = (V^n + V^{n+1}) / 2,   I^{n+1/2} = (V_s^{n+1/2} - V^{n+1/2}) / Z0.
 
     The E update averages E over the step in the resistor's term (semi-implicit), so
-    I is exactly the current through the port's source and resistor, flowing into the
-    structure (the displacement current of the edge and any medium on it belong to
-    the structure); V and I share their sample times, so their spectra need no
-    half-step correction. E^0 = 0: a record always starts at step 0 (a resumed run
-    carries it in its checkpoint)."""
+    I is exactly the current through the port's source and resistor (on a sheet, the
+    mean over its series cross-sections of the total branch current through each:
+    ``fdtd/ports.py``), flowing into the structure (the displacement current of the
+    edges and any medium on them belong to the structure); V and I share their sample
+    times, so their spectra need no half-step correction. V^0 = 0: a record always
+    starts at step 0 (a resumed run carries it in its checkpoint)."""
     from ..results import MonitorData
 
-    e = np.asarray(e_edge, np.float64)
-    V = port.length * 0.5 * (e + np.concatenate([[0.0], e[:-1]]))
-    t = (np.arange(len(e), dtype=np.float64) + 0.5) * dt
+    v = np.asarray(v_port, np.float64)
+    V = 0.5 * (v + np.concatenate([[0.0], v[:-1]]))
+    t = (np.arange(len(v), dtype=np.float64) + 0.5) * dt
     Vs = np.zeros_like(t) if port.voltage is None else np.asarray(port.voltage(t), np.float64)
     attrs = {"impedance": port.impedance, "excite": port.voltage is not None,
              "position": list(port.center), "polarization": "xyz"[port.comp],
-             "length": port.length}
+             "length": port.length, "size": list(port.extent),
+             "edges": [port.n_series, port.n_columns]}
     return MonitorData(name=port.name, kind="LumpedPort",
                        data={"V": V, "I": (Vs - V) / port.impedance, "V_source": Vs},
                        coords={"t": t}, attrs=attrs)

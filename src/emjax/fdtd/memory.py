@@ -104,8 +104,8 @@ def _media(sim) -> list:
 
 
 def _loaded_edges(sim) -> int:
-    """Edges a source's resistor loads (voltage EdgeSources and LumpedPorts): one
-    medium each (``setup._point_sources``)."""
+    """Media a source's resistor adds (voltage EdgeSources and LumpedPorts): one each,
+    or one per medium a sheet port's edges lie in (``ports.lower_sources``)."""
     return sum(isinstance(s, LumpedPort) or (isinstance(s, EdgeSource) and s.kind == "voltage")
                for s in sim.sources)
 

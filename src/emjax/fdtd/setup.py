@@ -3,7 +3,8 @@
 The second phase of the lowering. The first (:func:`emjax.fdtd.plan.lower_grid`, also
 what the memory estimate sizes) read the boundaries, grid shape, slabs, boxes and
 monitor regions; :func:`prepare` follows the data on from it, once, on the host, in
-NumPy: rasterized media (:func:`_rasterize`), point sources, coefficient tables (CIS)
+NumPy: rasterized media (:func:`_rasterize`), point sources and lumped ports
+(:mod:`emjax.fdtd.ports`), coefficient tables (CIS)
 or arrays (CAS), CPML slab coefficients (:func:`pml_coefficients`), the static
 :func:`layout`, monitors and TF/SF boxes, into a frozen :class:`FDTDSetup` that holds
 no pydantic model. Nothing here is traced by JAX. Choices that depend on the backend
@@ -16,7 +17,6 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from functools import partial
 
 import numpy as np
 
@@ -28,14 +28,11 @@ from ..grid.yee import COMPONENTS, YeeGrid
 from ..model import (
     PEC,
     DFTMonitor,
-    EdgeSource,
     EnergyMonitor,
     FieldSnapshot,
     FluxMonitor,
-    LumpedPort,
     NearToFar,
     PlaneWave,
-    PointDipole,
     Probe,
 )
 from ..model.dispersion import PoleMedium
@@ -50,9 +47,8 @@ from .plan import (
     monitor_plan,
     plane_wave_plan,
 )
+from .ports import SourceEdge, lower_sources, plan_ports
 from .update3d import Layout, UpdateCoefficients
-
-AXIS = {"x": 0, "y": 1, "z": 2}
 
 ACCELERATOR_ALIGN_Z = 4
 """Stored z size of the 3D arrays on an accelerator is rounded up to a multiple of this
@@ -79,40 +75,6 @@ def tfsf_fold() -> bool:
 
 
 @dataclass(frozen=True, eq=False)
-class SourceEdge:
-    """A point source on one edge: comp 0, 1, 2 (Ex, Ey, Ez; 2D: the component's number
-    in ``COMPONENTS``); index; scale: the field increment per unit waveform sample;
-    waveform: g(t), a plain function (``Waveform.sampler()``) evaluated on the host into
-    the scan inputs (never traced); source: the index of the scenario source it lowers
-    (batched port excitations switch a port's edges by it; -1: unknown)."""
-
-    comp: int
-    index: tuple[int, int, int]
-    scale: float
-    waveform: object
-    source: int = -1
-
-
-@dataclass(frozen=True, eq=False)
-class PortEdge:
-    """What a lumped port measures (``LumpedPort``): name; source: its index in the
-    scenario's sources; comp 0, 1, 2 (Ex, Ey, Ez); index: its edge; length: the edge's
-    length dl in m; center: the edge's midpoint in m; impedance: Z0 in ohm; voltage:
-    the open-circuit source voltage V_s(t) in V as a plain function of t in s (None for
-    a passive port). The solver records E on the edge each step; ``collect`` forms
-    V and I from it (:func:`emjax.fdtd.collect.port_record`)."""
-
-    name: str
-    source: int
-    comp: int
-    index: tuple[int, int, int]
-    length: float
-    center: tuple[float, float, float]
-    impedance: float
-    voltage: object
-
-
-@dataclass(frozen=True, eq=False)
 class FDTDSetup:
     """The lowered run: a frozen plan of plain numbers, NumPy arrays and static layout.
 
@@ -132,8 +94,8 @@ class FDTDSetup:
     lowering's first phase
     (``plan.GridPlan``; 2D: ``setup2d.PlanePlan``); dispersive: the poles' boxes and
     tables (:class:`emjax.fdtd.dispersive_setup.DispersivePlan`) or None; ports: the
-    lumped ports' :class:`PortEdge` (each also a voltage source in ``sources`` when
-    excited).
+    lumped ports' :class:`emjax.fdtd.ports.PortPlan` (each also voltage sources in
+    ``sources`` when excited).
     """
 
     grid: YeeGrid
@@ -208,8 +170,9 @@ def prepare(sim, *, align: int | None = None) -> FDTDSetup:
     plan = lower_grid(sim, align_z() if align is None else align)
     grid, dt, dtype = plan.grid, plan.dt, plan.dtype
     advise(sim, dt, plan.steps, grid.spacing)  # warnings only: the run goes ahead
+    sheets = plan_ports(sim, plan)  # misplaced ports refused before any field array
     media, index = _rasterize(sim, grid)
-    sources, ports = _point_sources(sim, grid, media, index)
+    sources, ports = lower_sources(sim, grid, media, index, sheets)
     cE, wE, idxE = _tables(media, index, COMPONENTS[:3], _e_coefficients, dt, dtype, sim.storage)
     cH, wH, idxH = _tables(media, index, COMPONENTS[3:], _h_coefficients, dt, dtype, sim.storage)
     # Scale each source by its edge's cb: E += cb * (-J).
@@ -270,75 +233,6 @@ def _rasterize(sim, grid) -> tuple[list, dict[str, np.ndarray]]:
     if getattr(sim, "subpixel", False):
         media, index = subpixel.average(grid, sim.background, sim.structures, media, index)
     return media, index
-
-
-def _point_sources(sim, grid, media: list, index: dict) -> tuple[list[SourceEdge],
-                                                                   list[PortEdge]]:
-    """Edges and scales (per unit waveform, before cb) of dipoles, edge sources and
-    excited ports, and the ports' measuring plans. A voltage source (a voltage
-    EdgeSource or a LumpedPort) is V_s in series with R on an edge of length dl and
-    dual-face area dA: the edge's E update (semi-implicit, E averaged over the step)
-
-        eps dA dE/dt + (dl / (R dA)) E dA - V_s / (R dA) dA = (curl H) . dA
-
-    is Ampere's law on the dual face with the branch current -(V_s - E dl) / R, so R
-    joins ``media`` as a conductance sigma = dl / (R dA) on that edge and V_s / (R dA)
-    as a current density (sigma = 1 / (R dx) on a cubic cell)."""
-    sources: list[SourceEdge] = []
-    ports: list[PortEdge] = []
-    dV = grid.cell_volume
-    names = {m.name for m in sim.monitors}
-    for i, s in enumerate(sim.sources):
-        if isinstance(s, PlaneWave):
-            continue
-        comp = AXIS[s.polarization]
-        name = "E" + s.polarization
-        edge = grid.nearest_index(name, s.position)
-        here = media[int(index[name][edge])]
-        what = f"sources[{i}] {s.type}" + (f" '{s.name}'" if isinstance(s, LumpedPort) else "")
-        if isinstance(here, PEC):
-            raise SetupError(
-                f"{what} at {tuple(s.position)} m sits on an edge inside PEC "
-                f"({getattr(here, 'name', None) or 'PEC'}), which would short it; move it off "
-                "the conductor (a port belongs in a gap of the conductor)")
-        dl = grid.spacing[comp]
-        dA = dV / dl
-        if isinstance(s, PointDipole):
-            sources.append(SourceEdge(comp, edge, -s.amplitude / dV, s.waveform.sampler(), i))
-            continue
-        if isinstance(s, EdgeSource) and s.kind == "current":
-            sources.append(SourceEdge(comp, edge, -s.amplitude / dA, s.waveform.sampler(), i))
-            continue
-        R = s.impedance if isinstance(s, LumpedPort) else s.resistance
-        loaded = here.model_copy(update={"sigma": here.sigma + dl / (R * dA),
-                                         "name": f"port{i}"})
-        media.append(loaded)
-        index[name] = index[name].astype(np.uint16 if len(media) > 256 else index[name].dtype)
-        index[name][edge] = len(media) - 1
-        driven = not isinstance(s, LumpedPort) or s.excite
-        if driven:
-            sources.append(SourceEdge(comp, edge, s.amplitude / (R * dA), s.waveform.sampler(),
-                                      i))
-        if isinstance(s, LumpedPort):
-            if s.name in names:
-                raise SetupError(
-                    f"{what}: the name '{s.name}' is taken by another port or a monitor; "
-                    "port and monitor names key the results, so give each its own")
-            names.add(s.name)
-            center = tuple(float(grid.axis_coords(name, a)[edge[a]]) for a in range(3))
-            ports.append(PortEdge(
-                s.name, i, comp, tuple(int(v) for v in edge), dl, center, float(R),
-                _voltage(s.amplitude, s.waveform.sampler()) if driven else None))
-    return sources, ports
-
-
-def _voltage(amplitude: float, g) -> object:
-    """V_s(t) = amplitude * g(t) in V, a plain (picklable) function of t in s."""
-    return partial(_scaled, amplitude=amplitude, g=g)
-
-
-def _scaled(t: np.ndarray, amplitude: float, g) -> np.ndarray:
-    return amplitude * g(t)
 
 
 def _monitors(sim, plan: GridPlan) -> dict[str, tuple]:

@@ -241,7 +241,8 @@ def _line_sources(sim, grid, media, index, dt: float) -> list[SourceEdge]:
         wave = s.waveform.sampler()
         if s.current == "magnetic":  # M lives at whole steps; the driver samples (n + 1/2) dt
             wave = _Delayed(wave, 0.5 * dt)
-        sources.append(SourceEdge(COMPONENTS.index(name), edge, -gain * s.amplitude / area, wave))
+        sources.append(SourceEdge(COMPONENTS.index(name), edge, -gain * s.amplitude / area,
+                                  wave, i))
     return sources
 
 

@@ -192,7 +192,7 @@ class FDTDSolver:
             "snap": [[np.zeros((0, *region_shape(sl)), s.dtype) for _, sl in regions]
                      for _, regions in s.snapshots],
         }
-        if s.ports:  # E on each lumped port's edge, (steps, nports) (collect.port_record)
+        if s.ports:  # each lumped port's voltage, (steps, nports) (collect.port_record)
             record["port"] = [np.zeros((0, len(s.ports)), s.dtype)]
         return record
 
@@ -337,8 +337,9 @@ def _chunk(state, consts, xs, step0, *, setup: FDTDSetup, length: int, step=None
                 g = F[idx[:, 0], idx[:, 1], idx[:, 2]].reshape(w.shape)
                 vals.append(jnp.sum(g * wd, axis=1))
             ys["probe"].append(vals)
-        if setup.ports:  # E^{n+1} on each port's edge: V and I follow on the host
-            ys["port"] = [jnp.stack([E_new[p.comp][p.index] for p in setup.ports])]
+        if setup.ports:  # V^{n+1} = sum w E^{n+1} on each port's edges: I follows on the host
+            ys["port"] = [jnp.stack([jnp.sum(E_new[p.comp][p.index] * p.weights.astype(
+                setup.dtype)) for p in setup.ports])]
         dft = []
         for (_, regions), acc, ph in zip(setup.dfts, carry.dft, x["dft"], strict=True):
             new = {}

@@ -464,10 +464,18 @@ def _placement_problems(sim: FDTD3D) -> list[str]:
     for i, s in enumerate(sim.sources):
         if not hasattr(s, "position"):  # plane waves: their TF/SF box is checked at set-up
             continue
-        msg = where(s.position)
-        if msg:
-            pt = ", ".join(f"{float(x):.6g}" for x in s.position)
-            out.append(f"sources[{i}] {s.type}: position ({pt}) m: {msg}")
+        pts = [("position", s.position)]
+        size = np.array(getattr(s, "size", (0.0, 0.0, 0.0)))
+        if size.any():  # a sheet port: both corners of its box
+            c = np.array(s.position)
+            pts = [("corner", tuple(c - size / 2)), ("corner", tuple(c + size / 2))]
+        name = f" '{s.name}'" if getattr(s, "name", None) else ""
+        for label, p in pts:
+            msg = where(p)
+            if msg:
+                pt = ", ".join(f"{float(x):.6g}" for x in p)
+                out.append(f"sources[{i}] {s.type}{name}: {label} ({pt}) m: {msg}")
+                break
     for i, m in enumerate(sim.monitors):
         pts: list = []
         if isinstance(m, Probe):

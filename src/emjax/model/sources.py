@@ -1,5 +1,5 @@
-"""Sources: currents and lumped voltage sources on single Yee edges, lumped ports;
-plane waves."""
+"""Sources: currents and lumped voltage sources on single Yee edges, lumped ports (one
+edge or a sheet of parallel edges); plane waves."""
 
 from __future__ import annotations
 
@@ -45,14 +45,22 @@ class EdgeSource(EmModel):
 
 
 class LumpedPort(EmModel):
-    """A lumped port on one Yee edge: a voltage source of ``amplitude * waveform(t)``
+    """A lumped port on one Yee edge, or on a sheet or box of parallel edges (``size``):
+    a voltage source of ``amplitude * waveform(t)``
     volts in series with its reference impedance ``impedance`` (Z0, ohm), which also
     measures its own voltage and current every step (what openEMS's ``AddLumpedPort``
     and Tidy3D's ``LumpedPort`` are). ``excite = false`` makes it a passive port: only
     the resistor Z0 loads the edge, and it measures what arrives.
 
-    It is the voltage :class:`EdgeSource` with a name, lowered by the same code
-    (``fdtd/setup.py``); the name keys its record in the results, from which
+    With ``size`` zero (the default) it is the voltage :class:`EdgeSource` with a name;
+    a nonzero ``size`` spreads it over every edge of the box ``position +- size / 2``
+    (snapped to the grid nodes, both ends included across ``polarization``), as
+    openEMS's lumped port between ``start`` and ``stop``: N_ser edges in series along
+    ``polarization``, columns of them side by side, the resistance Z0 and the source
+    voltage shared out so that the whole sheet is one source V_s in series with Z0
+    (``fdtd/ports.py`` gives the rule and the V and I it measures). A sheet spanning a
+    parallel-plate line's cross-section launches its TEM wave. The name keys its
+    record in the results, from which
     :func:`emjax.analysis.sparams.s_parameters` forms Z_in and S referred to Z0. The
     port's voltage is E along the edge times its length, positive along
     ``polarization``; its current flows into the structure (out of the source's +
@@ -64,9 +72,13 @@ class LumpedPort(EmModel):
     type: Literal["LumpedPort"] = "LumpedPort"
     name: Name = Field(..., description="Port name, unique among ports and monitors; keys "
                        "its record in the results.")
-    position: Vec3 = Field(..., description="Location in m; snapped to the nearest edge.")
+    position: Vec3 = Field(..., description="Location (the sheet's centre) in m; snapped "
+                           "to the nearest edge (grid nodes for a sheet's ends).")
     polarization: Axis = Field(..., description="Edge direction: 'x', 'y' or 'z'; the "
                                "port voltage is positive along it.")
+    size: Vec3 = Field((0.0, 0.0, 0.0), description="Extent in m of the sheet or box of "
+                       "edges (>= 0 each; along polarization: the length the edges span in "
+                       "series); zero: one edge.")
     impedance: float = Field(50.0, gt=0, description="Reference impedance Z0 in ohm: the "
                              "source's series resistance, and what S refers to.")
     amplitude: float = Field(1.0, description="Open-circuit source voltage peak in V.")
@@ -77,6 +89,10 @@ class LumpedPort(EmModel):
 
     @model_validator(mode="after")
     def _excited_has_waveform(self) -> LumpedPort:
+        bad = [f"{ax} = {v:g}" for ax, v in zip("xyz", self.size, strict=True) if v < 0]
+        if bad:
+            raise ValueError(f"LumpedPort '{self.name}': size has {', '.join(bad)} m; each "
+                             "extent must be >= 0 (0: one edge along that axis)")
         if self.excite and self.waveform is None:
             raise ValueError(f"LumpedPort '{self.name}': excite = true needs a 'waveform'; add "
                              "one or set excite = false for a passive port")
