@@ -40,7 +40,8 @@ Arrays in ``MonitorData``, by ``kind`` (components are "Ex".."Hz"):
   ``attrs["position"]`` (the edge's midpoint, a sheet's centre, m),
   ``attrs["polarization"]``, ``attrs["length"]`` m (the span along the polarization),
   ``attrs["size"]`` (the snapped extent, m), ``attrs["edges"]`` (edges in series,
-  columns). S-parameters: :func:`emjax.analysis.sparams.s_parameters`.
+  columns). S-parameters: :func:`emjax.analysis.sparams.s_parameters`. A batched port
+  run's arrays (every kind) lead with an axis over ``attrs["excitations"]``.
 
 :func:`units` gives these units from one table (``DATA_UNITS``, ``COORD_UNITS``), and
 each HDF5 dataset carries its unit as a ``units`` attribute ("1": dimensionless).
@@ -135,18 +136,13 @@ class MonitorData:
     def excitation(self, which: int | str) -> MonitorData:
         """One excitation of a batched port run (arrays with a leading axis over
         ``attrs["excitations"]``), by position or by the excited port's name."""
-        names = self.attrs.get("excitations")
-        if names is None:
-            raise KeyError(f"{self.kind} '{self.name}' is not from a batched port run (it "
-                           "has no excitation axis)")
-        k = which if isinstance(which, int) else (names.index(which) if which in names
-                                                  else None)
-        if k is None or not -len(names) <= k < len(names):
-            raise KeyError(f"{self.kind} '{self.name}': no excitation {which!r}; the run "
-                           f"excited {names}")
+        names = self.attrs.get("excitations") or []
+        k = names.index(which) if which in names else which
+        if not isinstance(k, int) or not -len(names) <= k < len(names):
+            raise KeyError(f"{self.kind} '{self.name}': no excitation {which!r} (excited: "
+                           f"{names or 'none, not a batched port run'})")
         return MonitorData(name=self.name, kind=self.kind, coords=self.coords,
-                           attrs={key: v for key, v in self.attrs.items()
-                                  if key != "excitations"},
+                           attrs={a: v for a, v in self.attrs.items() if a != "excitations"},
                            data={c: v[k] for c, v in self.data.items()})
 
     # ---------------------------------------------------------- analysis
