@@ -85,8 +85,12 @@ def _read_mesh(stamp: tuple, repair: bool) -> tuple[np.ndarray, float]:
     if repair:
         mesh.merge_vertices()
         mesh.update_faces(mesh.nondegenerate_faces())
-        trimesh.repair.fill_holes(mesh)
-        trimesh.repair.fix_normals(mesh)
+        try:
+            trimesh.repair.fill_holes(mesh)
+            trimesh.repair.fix_normals(mesh)
+        except ImportError as e:  # trimesh's repair walks the face graph with networkx
+            raise SetupError(f"Mesh.path '{path}': repair = true needs networkx ({e}); "
+                             "pip install networkx") from e
     open_edges = _open(mesh)
     done = " after repair (fill_holes, fix_normals, merge_vertices)" if repair else ""
     fix = ("; close the surface in the CAD tool" if repair else
@@ -95,8 +99,9 @@ def _read_mesh(stamp: tuple, repair: bool) -> tuple[np.ndarray, float]:
         raise SetupError(f"Mesh.path '{path}' is not watertight{done}: {open_edges} edges "
                          f"are not shared by exactly two faces{fix}")
     if not mesh.is_winding_consistent:
+        redo = "" if repair else ", or set repair = true"
         raise SetupError(f"Mesh.path '{path}': its faces are not consistently wound{done} "
-                         f"(the inside is ambiguous){fix}")
+                         f"(the inside is ambiguous); orient them in the CAD tool{redo}")
     if not abs(mesh.volume) > 0:
         raise SetupError(f"Mesh.path '{path}' encloses no volume ({len(mesh.faces)} faces); "
                          "give a solid's surface")
