@@ -11,6 +11,8 @@ references, rasterization against the primitives, the shipped car.
 - A box STL rasterizes exactly like the Box primitive on all six components' own
   positions, faces on sample planes included; scale, rotate, translate against a Box
   of the transformed size.
+- A box rotated so that its side faces are 1e-9 degrees from vertical (slivers in
+  projection) against the analytic rotated box.
 - Sub-cell fill fractions of a mesh (one finer tensor grid) equal the point-wise test
   at the same sub-sample points.
 - GDS: a rectangle extruded equals a Box; overlapping polygons form their union.
@@ -205,3 +207,17 @@ def test_shipped_car(tmp_path):
     for c in COMPONENTS:
         diff = ((a[c] > 0) != (b[c] > 0)).sum() / (b[c] > 0).sum()
         assert diff < 0.01, (c, diff)
+
+
+def test_rotated_box_with_nearly_vertical_faces():
+    """Faces tilted 1e-9 degrees from vertical project to slivers whose floating-point
+    area cancels: the winding stays exact against the analytic rotated box."""
+    from emjax.model.cad import rotation_matrix
+
+    rot = rotation_matrix((0.0, 1e-9, 30.0))
+    box = trimesh.creation.box(extents=(1.0, 0.6, 0.4))
+    xs = np.linspace(-0.8, 0.8, 41)
+    got = cad.mesh_inside_grid(cad.Surface.of(box.triangles @ rot.T), xs, xs, xs)
+    p = np.stack(np.meshgrid(xs, xs, xs, indexing="ij"), -1) @ rot  # in the box's frame
+    ref = (np.abs(p[..., 0]) <= 0.5) & (np.abs(p[..., 1]) <= 0.3) & (np.abs(p[..., 2]) <= 0.2)
+    assert ref.sum() > 1000 and np.array_equal(got, ref)

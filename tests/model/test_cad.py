@@ -64,7 +64,7 @@ def test_inconsistent_winding(tmp_path):
     faces = box.faces.copy()
     faces[:2] = faces[:2, ::-1]
     trimesh.Trimesh(box.vertices, faces, process=False).export(tmp_path / "w.obj")
-    with pytest.raises(ValidationError, match="not consistently wound.*repair = true"):
+    with pytest.raises(ValidationError, match=r"not consistently wound.*repair = true"):
         Mesh(path=str(tmp_path / "w.obj"))
     pytest.importorskip("networkx", reason="trimesh's repair needs networkx")
     assert Mesh(path=str(tmp_path / "w.obj"), repair=True).volume() == pytest.approx(1.0)
@@ -72,7 +72,7 @@ def test_inconsistent_winding(tmp_path):
 
 def test_missing_file_at_rasterization(tmp_path):
     g = Mesh(path=str(tmp_path / "gone.stl"))  # not loaded from a file: checked at use
-    with pytest.raises(SetupError, match="gone.stl' does not exist"):
+    with pytest.raises(SetupError, match=r"gone\.stl' does not exist"):
         g.bounds()
 
 
@@ -120,14 +120,14 @@ def test_gds_errors(tmp_path):
     with pytest.raises(ValidationError, match=r"layer/datatype 5/0; its layers/datatypes: "
                        r"5/2, 7/0"):
         GdsExtrusion(path=path, layer=5, z0=0.0, z1=1e-3)
-    with pytest.raises(ValidationError, match="cell 'NOPE' is not in .*its cells: TOP"):
+    with pytest.raises(ValidationError, match=r"cell 'NOPE' is not in .*its cells: TOP"):
         GdsExtrusion(path=path, cell="NOPE", layer=5, datatype=2, z0=0.0, z1=1e-3)
-    with pytest.raises(ValidationError, match="z1 = 0.0 m must exceed z0 = 0.001 m"):
+    with pytest.raises(ValidationError, match=r"z1 = 0\.0 m must exceed z0 = 0\.001 m"):
         GdsExtrusion(path=path, layer=5, datatype=2, z0=1e-3, z1=0.0)
     with pytest.raises(SetupError, match="does not exist"):
         GdsExtrusion(path=str(tmp_path / "none.gds"), layer=5, z0=0.0, z1=1.0).bounds()
     two = _library(tmp_path, cells=("A", "B"))
-    with pytest.raises(ValidationError, match="2 top-level cells .*name one in 'cell'"):
+    with pytest.raises(ValidationError, match=r"2 top-level cells .*name one in 'cell'"):
         GdsExtrusion(path=two, layer=7, z0=0.0, z1=1.0)
     g = GdsExtrusion(path=two, cell="B", layer=5, datatype=2, z0=0.0, z1=1e-3, scale=1e6)
     lo, hi = g.bounds()  # 1 um drawn, read in m, scaled by 1e6

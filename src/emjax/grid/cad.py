@@ -35,7 +35,7 @@ from fractions import Fraction
 import numpy as np
 
 _ERR = 1e-15  # relative error bound of the orientation determinant (Shewchuk: 3.3e-16)
-_PAIRS = 2_000_000  # candidate (ray, triangle) pairs evaluated at once
+_PAIRS = 500_000  # candidate (ray, triangle) pairs evaluated at once
 VARIANTS = tuple((sx, sy, first) for first in "xy" for sx in (1, -1) for sy in (1, -1))
 """The symbolic perturbations (sx, sy, first): (x + sx eps, y + sy eps^2) with x first,
 (x + sx eps^2, y + sy eps) with y first; eps -> 0+."""
@@ -129,7 +129,12 @@ def _crossings(s: Surface, px, py, ray, tri):
                       strict=True)
     area = dets[0] + dets[1] + dets[2]  # twice the projected area (float)
     # Barycentric height: exact (z of the face) where the three z agree.
-    z = a[:, 2] + (dets[2] * (b[:, 2] - a[:, 2]) + dets[0] * (c[:, 2] - a[:, 2])) / area
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = a[:, 2] + (dets[2] * (b[:, 2] - a[:, 2]) + dets[0] * (c[:, 2] - a[:, 2])) / area
+    # A nearly vertical triangle's tiny area loses digits (or all of them, area 0 in
+    # floating point): keep z within its extent.
+    zs = np.stack([a[:, 2], b[:, 2], c[:, 2]])
+    z = np.clip(np.where(np.isfinite(z), z, a[:, 2]), zs.min(axis=0), zs.max(axis=0))
     want = s.sign[tri]
     tie = np.zeros(ray.size, bool)
     for sg in signs:
