@@ -17,7 +17,12 @@ from typing import Any
 PACKAGES = ("emjax.fdtd", "emjax.fdfd", "emjax.dga")
 """The built-in solver packages; each registers its scenarios in its ``__init__``."""
 
-_TABLE: dict[str, dict[str, str]] = {}
+_TABLE: dict[str, dict[str, str]] = {
+    # CAD geometry: the model's ``inside`` reaches the numerics in emjax.grid.cad here,
+    # so that emjax.model imports no grid code.
+    "Mesh": {"inside": "emjax.grid.cad:inside"},
+    "GdsExtrusion": {"inside": "emjax.grid.cad:inside"},
+}
 
 
 def register(scenario: str, **entries: str) -> None:

@@ -2,8 +2,9 @@
 
 The result is a list of unique media and, per component, a small-integer index
 into it (uint8 when at most 256 media, else uint16). Structures are painted in
-order, later ones over earlier ones; each is evaluated only inside its bounding box,
-in slabs along x so that memory stays bounded on large grids.
+order, later ones over earlier ones (CAD geometry through :mod:`emjax.grid.cad`);
+each is evaluated only inside its bounding box, in slabs along x so that memory stays
+bounded on large grids.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model.geometry import Voxels
+from .cad import inside_grid
 from .yee import COMPONENTS, YeeGrid
 
 _SLAB = 16  # x-planes evaluated at once
@@ -82,6 +84,8 @@ def rasterize(grid: YeeGrid, background, structures) -> MaterialMap:
                     for label, mid in target.items():
                         view[labels == label] = mid
                 else:
-                    view[np.broadcast_to(geom.inside(xs, ys, zs), view.shape)] = target
+                    # Each component's own positions: a tensor grid (CAD geometry
+                    # casts one ray per (x, y) column, emjax.grid.cad).
+                    view[inside_grid(geom, x[a0:a1], y[j0:j1], z[k0:k1])] = target
         index[comp] = idx
     return MaterialMap(media=tuple(media), index=index)

@@ -25,6 +25,7 @@ import numpy as np
 
 from ..model.geometry import Voxels
 from ..model.media import Medium
+from .cad import inside_grid, is_cad
 from .yee import COMPONENTS, YeeGrid
 
 _SLAB = 8  # x-planes evaluated at once
@@ -77,8 +78,13 @@ def average(grid: YeeGrid, background, structures, media: list, index: dict, *,
             for a0 in range(i0, i1, _SLAB):  # bounded memory on large grids
                 a1 = min(a0 + _SLAB, i1)
                 X = coords[0][a0:a1][:, None, None, None]
-                inside = s.geometry.inside(X + ox, Y + oy, Z + oz)  # (.., samples^3)
-                inside = np.broadcast_to(inside, (a1 - a0, j1 - j0, k1 - k0, ox.size))
+                shape = (a1 - a0, j1 - j0, k1 - k0, ox.size)
+                if is_cad(s.geometry):  # the sub-samples form one finer tensor grid
+                    inside = _fine(s.geometry, X[:, 0, 0, 0], Y[0, :, 0, 0], Z[0, 0, :, 0],
+                                   u, d, shape)
+                else:
+                    inside = s.geometry.inside(X + ox, Y + oy, Z + oz)  # (.., samples^3)
+                inside = np.broadcast_to(inside, shape)
                 f = inside.mean(axis=-1)
                 view = index[comp][a0:a1, j0:j1, k0:k1]
                 cut = (f > 0) & (f < 1) & ((view == 0) | (view == mid))
@@ -109,6 +115,17 @@ def average(grid: YeeGrid, background, structures, media: list, index: dict, *,
                     view = index[comp][a0:a1, j0:j1, k0:k1]
                 view[cut] = ids
     return media, index
+
+
+def _fine(geom, xs, ys, zs, u, d, shape) -> np.ndarray:
+    """Membership at the sub-samples ``x + u * dx`` (the points ``X + ox`` above, same
+    floating-point values) from one tensor-grid test, as (nx, ny, nz, samples^3) with
+    the sub-sample order of ``np.meshgrid(u, u, u, indexing="ij")``."""
+    s = len(u)
+    fine = inside_grid(geom, *((ax[:, None] + u * d[a]).ravel()
+                               for a, ax in enumerate((xs, ys, zs))))
+    fine = fine.reshape(shape[0], s, shape[1], s, shape[2], s).transpose(0, 2, 4, 1, 3, 5)
+    return fine.reshape(shape)
 
 
 __all__ = ["average"]

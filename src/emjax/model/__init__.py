@@ -13,7 +13,7 @@ from .dga import (
     SphereMesh,
 )
 from .fdfd import FDFD3D, PML, FDFDSolver
-from .geometry import Box, Cylinder, Ellipsoid, Sphere, Voxels
+from .geometry import Box, Cylinder, Ellipsoid, GdsExtrusion, Mesh, Sphere, Voxels
 from .load import Scenario, load_scenario
 from .media import PEC, Medium, vacuum
 from .monitors import DFTMonitor, EnergyMonitor, FieldSnapshot, FluxMonitor, NearToFar, Probe
@@ -60,9 +60,11 @@ __all__ = [
     "FieldSnapshot",
     "FluxMonitor",
     "GaussianPulse",
+    "GdsExtrusion",
     "LineSource",
     "LumpedPort",
     "Medium",
+    "Mesh",
     "MeshEdgeSource",
     "MeshFile",
     "MeshSnapshot",

@@ -14,6 +14,7 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from ..errors import SetupError
 from .base import AXES, EmModel, Vec3
+from .cad import GdsExtrusion, Mesh
 from .files import file_problem, resolved, scenario_file
 from .media import AnyMedium
 
@@ -218,6 +219,8 @@ class Voxels(EmModel):
         return np.where(inb, lab[clipped[0], clipped[1], clipped[2]], -1)
 
 
-Geometry = Annotated[Box | Sphere | Cylinder | Ellipsoid | Voxels, Field(discriminator="type")]
+Geometry = Annotated[Box | Sphere | Cylinder | Ellipsoid | Voxels | Mesh | GdsExtrusion,
+                     Field(discriminator="type")]
 
-__all__ = ["AXES", "Box", "Cylinder", "Ellipsoid", "Geometry", "Sphere", "Voxels"]
+__all__ = ["AXES", "Box", "Cylinder", "Ellipsoid", "GdsExtrusion", "Geometry", "Mesh", "Sphere",
+           "Voxels"]

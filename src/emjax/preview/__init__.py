@@ -270,6 +270,9 @@ def _structures(c: _Canvas, structures) -> None:
         if isinstance(s.geometry, Voxels):
             _voxels(c, s.geometry, gid, z)
             continue
+        if s.geometry.type in ("Mesh", "GdsExtrusion"):
+            _sampled_section(c, s.geometry, gid, z, c.medium_color(s.medium))
+            continue
         patch = section(s.geometry, c.plane, *c.clip(*_bounds3(s.geometry)))
         if patch is None:
             continue
@@ -348,6 +351,23 @@ def _sampled_outline(g, p: Plane, lo, hi, n: int = 200):
     except (QhullError, ValueError):  # fewer than three points, or all on a line
         return None
     return patches.Polygon(pts[hull.vertices], closed=True)
+
+
+def _sampled_section(c: _Canvas, g, gid: str, z: float, color, n: int = 240) -> None:
+    """A CAD geometry's section (any shape, holes included): its inside test on an
+    n x n sampling of the plane over its clipped bounds, filled by contourf."""
+    p = c.plane
+    lo, hi = c.clip(*_bounds3(g))
+    if not lo[p.axis] <= p.value <= hi[p.axis] or (hi <= lo)[[p.u, p.w]].any():
+        return
+    su, sw = np.linspace(lo[p.u], hi[p.u], n), np.linspace(lo[p.w], hi[p.w], n)
+    uu, ww = np.meshgrid(su, sw, indexing="ij")
+    xyz = [None, None, None]
+    xyz[p.axis], xyz[p.u], xyz[p.w] = np.full_like(uu, p.value), uu, ww
+    inside = np.asarray(g.inside(*xyz), float)
+    if inside.any():
+        cs = c.ax.contourf(uu, ww, inside, levels=[0.5, 1.5], colors=[color], zorder=z)
+        cs.set_gid(gid)
 
 
 def _voxels(c: _Canvas, g, gid: str, z: float) -> None:

@@ -10,6 +10,7 @@ many layers) are built by a Python function instead, listed in ``_BUILDERS``.
 from __future__ import annotations
 
 from importlib import resources
+from pathlib import Path
 
 from ..errors import SetupError
 from ..model.base import did_you_mean
@@ -75,7 +76,11 @@ def load_builtin(name: str):
 
         module, function, _ = _BUILDERS[name]
         return getattr(importlib.import_module(f"{__name__}.{module}"), function)()
-    return load_scenario(_text(name))
+    text = _text(name)
+    ref = resources.files(__name__).joinpath(f"{name}.toml")
+    if isinstance(ref, Path):  # from its file: the files it reads (car.stl) lie beside it
+        return load_scenario(ref)
+    return load_scenario(text)
 
 
 __all__ = ["DEFAULT", "builtin_names", "describe", "load_builtin"]
