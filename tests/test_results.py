@@ -478,8 +478,9 @@ def test_plots_write_png(res: Results, tmp_path: Path):
     assert isinstance(plot.plot_energy(res["energy"]), Figure)  # no path: nothing written
     # The plane nearest to position: Ex's x samples are -0.015, -0.005, 0.005, 0.015 m.
     fig = plot.plot_slice(res["snap"], "Ex", index=0, axis="x", position=0.004)
-    assert fig.axes[0].get_title().endswith("x = 0.005 m")
-    assert (fig.axes[0].get_xlabel(), fig.axes[0].get_ylabel()) == ("y (mm)", "z (mm)")
+    assert fig.axes[0].get_title().endswith("x = 5 mm")
+    # The snapshot is flat in z: its plane x = 5 mm is a line along y, drawn as a curve.
+    assert (fig.axes[0].get_xlabel(), fig.axes[0].get_ylabel()) == ("y", "Ex (V/m)")
     with pytest.raises(ValueError, match="EnergyMonitor"):
         plot.plot_energy(res["probe"])
 
