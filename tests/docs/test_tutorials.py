@@ -1,16 +1,16 @@
 """The documentation's Python code runs as written.
 
-Every ```` ```python ```` block of a page under docs/ runs, in page order, in one
-namespace per page, in an empty folder, with ``EmjaxWarning`` raised as an error (a
-tutorial should not teach a set-up emjax warns about). A block that cannot run on a
-CPU (several devices, a file the reader brings) is preceded by
-``<!-- not run: reason -->``; nothing else is skipped. The pages print what they
-measure (RCS against Mie, cavity modes against Bessel zeros); the numbers the text
-quotes are the validation cases', checked there.
+Every ```` ```python ```` block of docs/index.md and the tutorials (docs/tutorials/)
+runs, in page order, in one namespace per page, in an empty folder, with
+``EmjaxWarning`` raised as an error (a tutorial should not teach a set-up emjax warns
+about). A block that cannot run on a CPU (several devices, a file the reader brings)
+is preceded by ``<!-- not run: reason -->``; nothing else is skipped. The pages print
+what they measure (RCS against Mie, cavity modes against Bessel zeros); the numbers
+the text quotes are the validation cases', checked there.
 
-The tutorials run at small sizes: about 60 s on one core for all pages together
-(the FDTD3D, RCS, MRI-coil and FDFD runs dominate; most of it is JIT compilation),
-so the test is marked slow.
+The tutorials run at small sizes: about 40 s of CPU time for all pages together
+(measured on a shared 2-core machine; most of it is JIT compilation, one per run), so
+the runs are marked slow.
 """
 
 from __future__ import annotations
@@ -26,7 +26,9 @@ BLOCK = re.compile(r"(<!-- not run: [^>]+-->\n)?```python\n(.*?)```", re.S)
 
 
 def pages() -> list[Path]:
-    return sorted(p for p in DOCS.rglob("*.md") if "```python" in p.read_text(encoding="utf-8"))
+    """The pages whose code runs: the home page and the tutorials (the gallery shows the
+    examples/ scripts, which their own test runs)."""
+    return [DOCS / "index.md", *sorted((DOCS / "tutorials").glob("*.md"))]
 
 
 def blocks(page: Path) -> list[tuple[bool, str]]:
