@@ -10,8 +10,8 @@ it: every quantity is SI). The documentation site builds its page from it
 that every field of every model appears. Pure: it reads class attributes only.
 
 Rules a field validator checks in code (a domain's ``spacing`` > 0, names that are
-safe file names, cross-object rules) are not in the constraints column; where a field
-has such a rule its description says so.
+safe file names, cross-object rules) are not in the constraints column; most
+descriptions state them in words.
 """
 
 from __future__ import annotations
