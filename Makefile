@@ -5,17 +5,21 @@
 #   make test    the test suite on the CPU (pytest, 2 workers)
 #   make bench   every benchmark case, JSON records in out/bench.json
 #   make lint    ruff
+#   make docs    the documentation site in site/ (mkdocs build --strict: warnings fail it)
 #   make wheels  wheels in .whl/ for the GPU machine (Python 3.12, x86-64)
-#   make clean   outputs, caches and wheels (the virtualenv stays; `make distclean` drops it)
+#   make clean   outputs, caches, wheels and the site (the virtualenv stays; `make distclean`
+#                drops it)
 #
 # Every target but wheels and clean first makes .venv (python3 -m venv) and installs
 # emjax into it, editable, with its test extras; it reinstalls when pyproject.toml
-# changes. PY picks the interpreter: `make test PY=python3.12`.
+# changes (`make docs` adds the docs extras). PY picks the interpreter:
+# `make test PY=python3.12`.
 
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.stamp
+DOCS_STAMP := $(VENV)/.stamp-docs
 OUT := out
 WHL := .whl
 
@@ -29,7 +33,7 @@ WHEEL_FLAGS := --only-binary=:all: --python-version 3.12 --implementation cp \
 	--platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
 	--platform manylinux1_x86_64 --platform any
 
-.PHONY: venv demo test bench lint wheels clean distclean
+.PHONY: venv demo test bench lint docs wheels clean distclean
 
 venv: $(STAMP)
 
@@ -64,6 +68,16 @@ bench: venv
 lint: venv
 	$(BIN)/ruff check $(wildcard src tests benchmarks)
 
+# The site: docs/ and the pages docs/hooks.py generates (scenario-file reference, command
+# line, validation and benchmark tables), API pages from the docstrings.
+$(DOCS_STAMP): $(STAMP)
+	$(BIN)/python -m pip install -e '.[test,docs]'
+	touch $@
+
+docs: $(DOCS_STAMP)
+	JAX_PLATFORMS=cpu NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+	@echo "the site is in site/ (open site/index.html)"
+
 # Old versions of these packages are removed first: two versions of one package in
 # .whl stop the install on the GPU machine. Other files in .whl are left alone.
 wheels:
@@ -78,7 +92,7 @@ wheels:
 	@ls -1 $(WHL)
 
 clean:
-	rm -rf $(OUT) $(WHL) build dist src/*.egg-info .pytest_cache .ruff_cache
+	rm -rf $(OUT) $(WHL) site build dist src/*.egg-info .pytest_cache .ruff_cache
 	find src tests benchmarks -name __pycache__ -type d -prune -exec rm -rf {} +
 
 distclean: clean

@@ -344,6 +344,7 @@ class Results:
         return list(self.monitors)
 
     def items(self):
+        """(name, MonitorData) pairs, in the scenario's order."""
         return self.monitors.items()
 
     @property

@@ -16,6 +16,8 @@ import numpy as np
 
 @dataclass(frozen=True)
 class Mode:
+    """One damped resonance: frequency in Hz, amplitude decay rate in 1/s, amplitude."""
+
     frequency: float  # Hz
     decay: float  # 1/s (amplitude envelope exp(-decay t))
     amplitude: float  # |a_i| in signal units

@@ -48,6 +48,7 @@ class CylinderMesh(EmModel):
         "structured", description="Extruded ring-triangulated disk, or gmsh (optional package).")
 
     def estimated_tets(self) -> float:
+        """Expected number of tetrahedra (volume over a regular tet of edge_length)."""
         return _tets(math.pi * self.radius**2 * self.height, self.edge_length)
 
 
@@ -62,6 +63,7 @@ class BoxMesh(EmModel):
     mesher: Literal["structured", "gmsh"] = Field("structured", description="Mesher.")
 
     def estimated_tets(self) -> float:
+        """Expected number of tetrahedra (volume over a regular tet of edge_length)."""
         return _tets(math.prod(self.size), self.edge_length)
 
     @model_validator(mode="after")
@@ -81,6 +83,7 @@ class SphereMesh(EmModel):
     mesher: Literal["gmsh"] = Field("gmsh", description="Only gmsh meshes spheres.")
 
     def estimated_tets(self) -> float:
+        """Expected number of tetrahedra (volume over a regular tet of edge_length)."""
         return _tets(4 / 3 * math.pi * self.radius**3, self.edge_length)
 
 
@@ -133,7 +136,8 @@ class MeshEdgeSource(EmModel):
 
 
 class MeshSnapshot(EmModel):
-    """Tet-averaged e and h every ``interval`` steps (write with emjax.dga.solver.write_vtu)."""
+    """Tet-averaged e and h every ``interval`` steps (for ParaView:
+    emjax.dga.solver.write_snapshots)."""
 
     name: Name = Field(..., description="Unique snapshot name: 1-100 letters, digits, _ - . "
                        "(not starting with '.').")
@@ -211,6 +215,7 @@ class DGATD(_Scenario):
         return self
 
     def summary(self) -> str:
+        """One line for logs: mesh, time span and formulation."""
         m = self.mesh
         what = m.path if m.type == "file" else f"{m.type} ({m.mesher}, edge {m.edge_length:g} m)"
         span = f"{self.steps} steps" if self.steps else f"{self.duration:.4g} s"

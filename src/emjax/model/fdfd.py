@@ -205,6 +205,7 @@ class FDFD3D(_GridScenario):
 
     @property
     def omega(self) -> float:
+        """Angular frequency in rad/s."""
         return 2 * math.pi * self.frequency
 
     @property
@@ -245,6 +246,7 @@ class FDFD3D(_GridScenario):
         return (SimpleNamespace(type="DFTMonitor", name="scattered"),)
 
     def summary(self) -> str:
+        """One line for logs: grid, frequency, storage and solver."""
         n = self.domain.cells
         return (f"FDFD {n[0]}x{n[1]}x{n[2]} cells at {self.frequency / 1e9:.4g} GHz, "
                 f"{self.resolved_storage} storage, {self.solver.method} to tol "
@@ -252,11 +254,14 @@ class FDFD3D(_GridScenario):
                 f"{self.precision}")
 
     def estimate(self) -> dict[str, int]:
+        """Device bytes the solve needs, by item and in ``total``; allocates nothing."""
         from .. import registry
 
         return registry.estimate(self)
 
     def run(self, **kwargs) -> Any:
+        """Solve on whatever device JAX has (through :mod:`emjax.registry`); returns
+        :class:`emjax.results.Results`."""
         from .. import registry
 
         return registry.run(self, **kwargs)

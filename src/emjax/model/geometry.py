@@ -42,10 +42,12 @@ class Box(EmModel):
         ..., description="Edge lengths in m (>= 0; inf spans the domain).")
 
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """Lower and upper corners in m."""
         c, s = np.array(self.center), np.array(self.size)
         return c - s / 2, c + s / 2
 
     def inside(self, x, y, z):
+        """True where (x, y, z), in m, lies in the box (faces included)."""
         lo, hi = self.bounds()
         return (
             (x >= lo[0]) & (x <= hi[0]) & (y >= lo[1]) & (y <= hi[1]) & (z >= lo[2]) & (z <= hi[2])
@@ -60,10 +62,12 @@ class Sphere(EmModel):
     radius: float = Field(..., gt=0, description="Radius in m (> 0).")
 
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """Lower and upper corners of the bounding box in m."""
         c = np.array(self.center)
         return c - self.radius, c + self.radius
 
     def inside(self, x, y, z):
+        """True where (x, y, z), in m, lies in the sphere (surface included)."""
         cx, cy, cz = self.center
         return (x - cx) ** 2 + (y - cy) ** 2 + (z - cz) ** 2 <= square(self.radius)
 
@@ -87,16 +91,19 @@ class Cylinder(EmModel):
         return v
 
     def unit_axis(self) -> np.ndarray:
+        """The axis as a unit vector."""
         a = np.array(_AXIS_VECTORS[self.axis] if isinstance(self.axis, str) else self.axis)
         return a / np.linalg.norm(a)
 
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """Lower and upper corners of the bounding box in m."""
         c, a = np.array(self.center), self.unit_axis()
         # Extent of a disc of radius r with normal a along axis i is r*sqrt(1 - a_i^2).
         half = np.abs(a) * self.length / 2 + self.radius * np.sqrt(np.clip(1 - a**2, 0, 1))
         return c - half, c + half
 
     def inside(self, x, y, z):
+        """True where (x, y, z), in m, lies in the cylinder (surface included)."""
         a = self.unit_axis()
         dx, dy, dz = x - self.center[0], y - self.center[1], z - self.center[2]
         along = dx * a[0] + dy * a[1] + dz * a[2]
@@ -114,10 +121,12 @@ class Ellipsoid(EmModel):
     ] = Field(..., description="Semi-axes along x, y, z in m (> 0).")
 
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """Lower and upper corners of the bounding box in m."""
         c, s = np.array(self.center), np.array(self.semi_axes)
         return c - s, c + s
 
     def inside(self, x, y, z):
+        """True where (x, y, z), in m, lies in the ellipsoid (surface included)."""
         (cx, cy, cz), (a, b, c) = self.center, self.semi_axes
         return ((x - cx) / a) ** 2 + ((y - cy) / b) ** 2 + ((z - cz) / c) ** 2 <= 1.0
 
@@ -201,6 +210,7 @@ class Voxels(EmModel):
         return arr.astype(np.int32)
 
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """Lower and upper corners of the voxel grid in m."""
         n = np.array(self.label_array().shape)
         o = np.array(self.origin)
         return o, o + n * np.array(self.spacing)

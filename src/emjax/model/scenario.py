@@ -114,6 +114,7 @@ class Domain(EmModel):
 
     @property
     def upper(self) -> tuple[float, float, float]:
+        """Upper corner in m."""
         return tuple(lo + e for lo, e in zip(self.lower, self.extent, strict=True))
 
 
@@ -144,9 +145,11 @@ class _Scenario(EmModel):
     """Shared I/O of every scenario kind."""
 
     def to_json(self, indent: int | None = 2) -> str:
+        """The scenario as JSON text (unset fields left out)."""
         return self.model_dump_json(indent=indent, exclude_none=True)
 
     def to_toml(self) -> str:
+        """The scenario as TOML text (unset fields left out)."""
         import tomli_w
 
         return tomli_w.dumps(self.model_dump(mode="json", exclude_none=True))
@@ -203,6 +206,7 @@ class _TimeDomain(_GridScenario):
 
     @property
     def num_steps(self) -> int:
+        """Time steps of the run: ``steps``, or ``duration / dt`` rounded up."""
         if self.steps is not None:
             return self.steps
         return max(1, math.ceil(self.duration / self.dt - 1e-9))

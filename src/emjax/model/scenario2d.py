@@ -69,6 +69,7 @@ class Rectangle(_Shape2D):
         return c - s / 2, c + s / 2
 
     def inside(self, x, y, z):
+        """True where (x, y), in m, lies in the rectangle; z is ignored."""
         del z
         lo, hi = self._bounds2()
         return (x >= lo[0]) & (x <= hi[0]) & (y >= lo[1]) & (y <= hi[1])
@@ -86,6 +87,7 @@ class Circle(_Shape2D):
         return c - self.radius, c + self.radius
 
     def inside(self, x, y, z):
+        """True where (x, y), in m, lies in the circle; z is ignored."""
         del z
         return (x - self.center[0]) ** 2 + (y - self.center[1]) ** 2 <= square(self.radius)
 
@@ -111,6 +113,7 @@ class Polygon(_Shape2D):
         return p.min(axis=0), p.max(axis=0)
 
     def inside(self, x, y, z):
+        """True where (x, y), in m, lies in the polygon; z is ignored."""
         del z
         x, y = np.broadcast_arrays(np.asarray(x, np.float64), np.asarray(y, np.float64))
         out = np.zeros(x.shape, dtype=bool)
@@ -241,14 +244,17 @@ class Domain2D(EmModel):
 
     @property
     def cells(self) -> tuple[int, int]:
+        """Number of cells (nx, ny)."""
         return self.as_3d().cells[:2]
 
     @property
     def lower(self) -> tuple[float, float]:
+        """Lower corner (x, y) in m."""
         return self.as_3d().lower[:2]
 
     @property
     def upper(self) -> tuple[float, float]:
+        """Upper corner (x, y) in m."""
         return self.as_3d().upper[:2]
 
 

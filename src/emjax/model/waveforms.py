@@ -73,6 +73,7 @@ class RickerWavelet(EmModel):
 
     @property
     def fmax(self) -> float:
+        """Highest frequency with appreciable content (3 fp), Hz."""
         return 3.0 * self.fp
 
     @property
@@ -99,6 +100,7 @@ class ContinuousWave(EmModel):
 
     @property
     def fmax(self) -> float:
+        """Highest frequency with appreciable content (1.5 times the carrier, for the ramp), Hz."""
         return 1.5 * self.frequency
 
     @property
