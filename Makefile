@@ -27,7 +27,7 @@ WHL := .whl
 # numba, typing-extensions). pydantic is fetched with its dependencies so that
 # pydantic-core is exactly the version it pins.
 WHEELS_WITH_DEPS := pydantic
-WHEELS_NO_DEPS := tomli-w miepython meshio trimesh networkx gdstk
+WHEELS_NO_DEPS := tomli-w miepython meshio trimesh networkx gdstk scikit-rf
 WHEEL_FLAGS := --only-binary=:all: --python-version 3.12 --implementation cp \
 	--platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 \
 	--platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
