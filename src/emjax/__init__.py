@@ -24,7 +24,7 @@ _LAZY = {
          "DFTMonitor", "Domain", "EdgeSource", "Ellipsoid", "EnergyMonitor", "FieldSnapshot",
          "FluxMonitor", "GaussianPulse", "LumpedPort", "Medium", "NearToFar", "PlaneWave",
          "PointDipole", "Probe", "RickerWavelet", "Sphere", "Structure", "Voxels",
-         "load_scenario", "vacuum"),
+         "WaveguidePort", "load_scenario", "vacuum"),
         "model",
     ),
     **dict.fromkeys(("DGATD", "BoxMesh", "CylinderMesh", "MeshEdgeSource", "MeshFile", "MeshSnapshot", "Region", "SphereMesh"), "model"),  # noqa: E501

@@ -99,7 +99,12 @@ def default_frequencies(results: Results, points: int = DEFAULT_POINTS) -> np.nd
 
 def port_waves(results: Results, frequencies: Sequence[float] | None = None) -> PortWaves:
     """Voltage, current and power-wave spectra of every lumped port of ``results`` at
-    ``frequencies`` (Hz; default :func:`default_frequencies`)."""
+    ``frequencies`` (Hz; default :func:`default_frequencies`). A run with waveguide
+    ports: their modal waves (:func:`emjax.analysis.waveguide.port_waves`)."""
+    if any(md.kind == "WaveguidePort" for _, md in results.items()):
+        from .waveguide import port_waves as waveguide_waves
+
+        return waveguide_waves(results, frequencies)
     ports = _ports(results)
     f = (default_frequencies(results) if frequencies is None
          else np.atleast_1d(np.asarray(frequencies, np.float64)))

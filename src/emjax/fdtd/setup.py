@@ -37,9 +37,10 @@ from ..model import (
     PlaneWave,
     PointDipole,
     Probe,
+    WaveguidePort,
 )
 from ..model.dispersion import PoleMedium
-from . import dispersive_setup, neartofar, tfsf
+from . import dispersive_setup, neartofar, tfsf, waveguide
 from .cpml import slab_coefficients
 from .plan import (
     GridPlan,
@@ -131,7 +132,8 @@ class FDTDSetup:
     (``plan.GridPlan``; 2D: ``setup2d.PlanePlan``); dispersive: the poles' boxes and
     tables (:class:`emjax.fdtd.dispersive_setup.DispersivePlan`) or None; ports: the
     lumped ports' :class:`PortEdge` (each also a voltage source in ``sources`` when
-    excited).
+    excited); sheets: the waveguide ports' :class:`emjax.fdtd.waveguide.SheetSource`;
+    waveguides: their :class:`emjax.fdtd.waveguide.WaveguideMeasure`.
     """
 
     grid: YeeGrid
@@ -153,6 +155,8 @@ class FDTDSetup:
     plan: object = None
     dispersive: object = None
     ports: tuple = ()
+    sheets: tuple = ()
+    waveguides: tuple = ()
 
 
 def _e_coefficients(m, dt: float) -> tuple[float, float, float]:
@@ -208,6 +212,7 @@ def prepare(sim, *, align: int | None = None) -> FDTDSetup:
     advise(sim, dt, plan.steps, grid.spacing)  # warnings only: the run goes ahead
     media, index = _rasterize(sim, grid)
     sources, ports = _point_sources(sim, grid, media, index)
+    sheets, guides = waveguide.lower(sim, plan, media, index, waveguide.record_names(sim))
     cE, wE, idxE = _tables(media, index, COMPONENTS[:3], _e_coefficients, dt, dtype, sim.storage)
     cH, wH, idxH = _tables(media, index, COMPONENTS[3:], _h_coefficients, dt, dtype, sim.storage)
     # Scale each source by its edge's cb: E += cb * (-J).
@@ -226,7 +231,7 @@ def prepare(sim, *, align: int | None = None) -> FDTDSetup:
         steps=plan.steps, coeffs={"E": cE, "H": cH}, energy_weights=energy_weights,
         pml=pml_coefficients(plan), sources=tuple(sources), plan=plan,
         planewaves=_plane_waves(sim, plan, index, media), dispersive=disp,
-        ports=tuple(ports), **monitors,
+        ports=tuple(ports), sheets=tuple(sheets), waveguides=tuple(guides), **monitors,
     )
 
 
@@ -287,7 +292,7 @@ def _point_sources(sim, grid, media: list, index: dict) -> tuple[list[SourceEdge
     dV = grid.cell_volume
     names = {m.name for m in sim.monitors}
     for i, s in enumerate(sim.sources):
-        if isinstance(s, PlaneWave):
+        if isinstance(s, PlaneWave | WaveguidePort):  # fdtd/tfsf.py, fdtd/waveguide.py
             continue
         comp = AXIS[s.polarization]
         name = "E" + s.polarization

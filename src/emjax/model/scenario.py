@@ -434,12 +434,15 @@ def _placement_problems(sim: FDTD3D) -> list[str]:
         return None
 
     for i, s in enumerate(sim.sources):
-        if not hasattr(s, "position"):  # plane waves: their TF/SF box is checked at set-up
-            continue
-        msg = where(s.position)
-        if msg:
-            pt = ", ".join(f"{float(x):.6g}" for x in s.position)
-            out.append(f"sources[{i}] {s.type}: position ({pt}) m: {msg}")
+        # plane waves: their TF/SF box is checked at set-up; a waveguide port: its corners
+        pts = [s.position] if hasattr(s, "position") else list(getattr(s, "corners", ()))
+        for p in pts:
+            msg = where(p)
+            if msg:
+                pt = ", ".join(f"{float(x):.6g}" for x in p)
+                what = ": position" if hasattr(s, "position") else f" '{s.name}': corner"
+                out.append(f"sources[{i}] {s.type}{what} ({pt}) m: {msg}")
+                break
     for i, m in enumerate(sim.monitors):
         pts: list = []
         if isinstance(m, Probe):
