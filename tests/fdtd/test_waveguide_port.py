@@ -69,21 +69,25 @@ def test_te10_field_shape_cutoff_and_impedance():
     assert fine.beta(f).real == pytest.approx(mode.beta(f), rel=1e-4)
 
 
-def _guide(n_len=16, excite2=False, probes=True, dtype="float32", steps=900):
-    """A coarse WR-90 (8 x 4 cells of 2.9 x 2.5 mm, 2.54 mm along z), two TE10 ports."""
+def _guide(n_len=16, excite2=False, probes=True, dtype="float32", steps=900, mode=("TE", 1, 0),
+           f0=10e9):
+    """A coarse WR-90 (8 x 4 cells of 2.9 x 2.5 mm, 2.54 mm along z), two ports of
+    ``mode`` (TE10)."""
+    kind, m, n = mode
     dz, pml, margin = 2.54e-3, 8, 5
     nz = n_len + 2 * (pml + margin)
     z1, z2 = (pml + margin) * dz, (pml + margin + n_len) * dz
-    wave = em.GaussianPulse(f0=10e9, fwidth=1e9)
+    wave = em.GaussianPulse(f0=f0, fwidth=1e9)
     mon = [em.Probe(name="probe", components=["Ey"],
                     positions=[(A / 2, B / 2, z1 - 5 * dz), (A / 2, B / 2, z1 + 3 * dz)])]
     return em.FDTD3D(
         domain=em.Domain(size=(A, B, nz * dz), spacing=(A / 8, B / 4, dz), origin=(0, 0, 0)),
         boundary=Boundaries(x=PEC(), y=PEC(), z=CPML(thickness=pml)),
         sources=[WaveguidePort(name="p1", center=(A / 2, B / 2, z1), size=(A, B, 0),
-                               direction="+", waveform=wave),
+                               direction="+", waveform=wave, mode=kind, m=m, n=n),
                  WaveguidePort(name="p2", center=(A / 2, B / 2, z2), size=(A, B, 0),
-                               direction="-", excite=excite2, waveform=wave)],
+                               direction="-", excite=excite2, waveform=wave, mode=kind, m=m,
+                               n=n)],
         monitors=mon if probes else [], steps=steps, dtype=dtype), z2 - z1
 
 
@@ -107,6 +111,15 @@ def test_empty_guide_launches_one_way_and_transmits_fully():
     vs = spectrum(res["p1"].data["V_source"], res["p1"].coords["t_E"], f)
     dz = sim.domain.spacing3[2]
     assert np.allclose(w["a"], vs * np.exp(-2j * grid.beta(f) * dz), rtol=2e-3)
+
+
+def test_a_tm11_port_transmits_fully_too():
+    # TM launches from the current (its admittance is infinite at cut-off, 16.2 GHz)
+    sim, _ = _guide(mode=("TM", 1, 1), f0=20e9, probes=False, steps=700)
+    f = np.linspace(19e9, 21e9, 5)
+    sp = s_parameters(sim.run(progress=False), f)
+    assert np.all(np.abs(np.abs(sp.S[:, 1, 0]) - 1) < 2e-3)
+    assert np.all(np.abs(sp.S[:, 0, 0]) < 10 ** (-40 / 20))
 
 
 def test_the_wr90_case_on_a_coarse_grid():

@@ -17,11 +17,12 @@ A :class:`~emjax.model.WaveguidePort` is lowered, on the host, into
   profile e (``analysis.waveguide``), V(t) = amplitude * g(t) the launched modal
   voltage on the plane, and I(t) the current of the same wave half a cell upstream:
   ``I(f) = V(f) exp(j beta dn/2) / Z(f)``, with beta and Z the *Yee grid's* own
-  (``RectangularMode.on_grid``). I is formed by FFT on the host (the waveform is known
-  for the whole run), so the wave impedance's frequency dependence (TE: Z = W mu / K)
-  is honoured at every frequency, not at one: the incident field then obeys the
-  discrete Maxwell equations exactly, and nothing leaks behind the plane but rounding
-  and the FFT's truncation (measured by ``tests/fdtd/test_waveguide_port.py``);
+  (``RectangularMode.on_grid``). One of them is the waveform, the other formed from it
+  by FFT on the host (the waveform is known for the whole run; :func:`launch`), so the
+  wave impedance's frequency dependence (TE: Z = W mu / K) is honoured at every
+  frequency, not at one: the incident field then obeys the discrete Maxwell equations
+  exactly, and nothing leaks behind the plane but rounding and the FFT's truncation
+  (measured by ``tests/fdtd/test_waveguide_port.py``);
 - a measuring plan (:class:`WaveguideMeasure`): V = sum E_t . e dA on the measuring
   plane and I = sum H_t . h dA of the mean of H half a cell either side, recorded every
   step; ``analysis.waveguide.modal_waves`` splits them into a and b after the run.
@@ -155,9 +156,10 @@ def lower(sim, plan, media: list, index: dict, names: set) -> tuple[list, list]:
                     f"this guide (eps_r = {medium.eps_r:.6g}), above the whole band of its "
                     f"waveform (up to {top:.6g} Hz); raise the waveform's frequency or pick "
                     "a lower mode")
-            sheets += _sheets(grid, mode, i, a, b, c, sgn, p_s, lo, hi, medium, dt,
-                              s.amplitude, g, plan.steps)
-        measures.append(_measure(grid, mode, i, s, a, b, c, sgn, p_m, lo, hi, g))
+            v_t, i_t = launch(mode, s.amplitude, g, _centre(s.waveform), dt, plan.steps)
+            sheets += _sheets(grid, mode, i, a, b, c, sgn, p_s, lo, hi, medium, dt, v_t, i_t)
+        measures.append(_measure(grid, mode, i, s, a, b, c, sgn, p_m, lo, hi,
+                                 v_t if s.excite else None))
     return sheets, measures
 
 
@@ -244,13 +246,12 @@ def _profile(grid, mode, field, comp, sl, b, c, lo, ax_local: str) -> np.ndarray
     return np.asarray(mode.profile(field, ax_local, u, v), np.float64)
 
 
-def _sheets(grid, mode, i, a, b, c, sgn, p_s, lo, hi, medium, dt, amplitude, g, steps):
-    """The four sheets of a port's TF/SF plane (module docstring), zero ones left out."""
+def _sheets(grid, mode, i, a, b, c, sgn, p_s, lo, hi, medium, dt, v_t, i_t):
+    """The four sheets of a port's TF/SF plane (module docstring), zero ones left out;
+    v_t, i_t: the launched modal voltage on the plane and current half a cell behind."""
     d = grid.spacing[a]
     mu, eps = mu0 * medium.mu_r, eps0 * medium.eps_r
     h_plane = p_s - 1 if sgn > 0 else p_s  # H half a cell behind the source plane
-    v_t = partial(_scaled, amplitude=amplitude, g=g)
-    i_t = upstream_current(mode, v_t, dt, steps)
     X = "xyz"
     specs = (("H", b, h_plane, "v", -sgn * dt / (mu * d), v_t),
              ("H", c, h_plane, "u", sgn * dt / (mu * d), v_t),
@@ -266,7 +267,7 @@ def _sheets(grid, mode, i, a, b, c, sgn, p_s, lo, hi, medium, dt, amplitude, g, 
     return out
 
 
-def _measure(grid, mode, i, s, a, b, c, sgn, p_m, lo, hi, g) -> WaveguideMeasure:
+def _measure(grid, mode, i, s, a, b, c, sgn, p_m, lo, hi, voltage) -> WaveguideMeasure:
     """V and I terms on the measuring plane, and the record's attrs."""
     dA = grid.spacing[b] * grid.spacing[c]
     X = "xyz"
@@ -289,7 +290,6 @@ def _measure(grid, mode, i, s, a, b, c, sgn, p_m, lo, hi, g) -> WaveguideMeasure
              "plane": float(x_m), "amplitude": float(s.amplitude),
              "reference_shift": float(s.reference_offset + sgn * (s.center[a] - x_m)),
              "source_plane": float(x_m - sgn * SOURCE_CELLS * grid.spacing[a])}
-    voltage = partial(_scaled, amplitude=s.amplitude, g=g) if s.excite else None
     return WaveguideMeasure(s.name, i, tuple(e_terms), tuple(h_terms), attrs, voltage)
 
 
@@ -310,28 +310,52 @@ class SampledSignal:
         return np.interp(k, np.arange(len(self.values)), self.values, left=0.0, right=0.0)
 
 
-def upstream_current(mode, v_t, dt: float, steps: int) -> SampledSignal:
-    """I(t): the modal current half a cell upstream of a plane on which the forward
-    wave's modal voltage is v_t(t), ``I(f) = V(f) exp(j beta dn/2) / Z(f)`` with the
-    grid mode's beta and Z, sampled every half step over the run (the E and H sample
-    times are among them). Frequencies where the grid carries no wave (the admittance
-    is infinite at DC for TE, or |K dn/2| >= 1) are left out: a waveform has nothing
-    there that matters."""
+def _centre(w) -> float:
+    """The frequency (Hz) a waveform's spectrum is centred on."""
+    for attr in ("f0", "fp", "frequency"):
+        v = getattr(w, attr, None)
+        if v:
+            return float(v)
+    return float(w.fwidth)
+
+
+def launch(mode, amplitude: float, g, centre: float, dt: float, steps: int) -> tuple:
+    """(v_t, i_t): the launched wave's modal voltage on the source plane and its modal
+    current half a cell upstream, related by ``I(f) = V(f) exp(j beta dn/2) / Z(f)``
+    (the grid mode's beta and Z). TE: V = amplitude * g(t) and I is filtered; TM, whose
+    admittance is infinite at cut-off (a singular filter rings at f_c), the other way:
+    I = amplitude * g(t) / |Z(f_0)| (f_0 the waveform's centre, at least 1.1 f_c) and V
+    = I Z exp(-j beta dn/2), whose Z vanishes there instead; V is then amplitude * g
+    at f_0 only. The filtered one is formed by FFT (:func:`filtered`)."""
+    if mode.kind == "TE":
+        v_t = partial(_scaled, amplitude=amplitude, g=g)
+        return v_t, filtered(mode, v_t, dt, steps, lambda adv, z: adv / z)
+    f0 = max(centre, 1.1 * mode.cutoff_frequency)
+    i_t = partial(_scaled, amplitude=amplitude / abs(complex(mode.impedance(f0))), g=g)
+    return filtered(mode, i_t, dt, steps, lambda adv, z: z / adv), i_t
+
+
+def filtered(mode, signal, dt: float, steps: int, response) -> SampledSignal:
+    """``signal`` (a function of t in s) filtered by ``response(exp(j beta dn/2),
+    Z)`` of the grid mode at each frequency, sampled every half step over the run (the
+    E and H sample times are among them). Frequencies where the grid carries no wave
+    (DC, where a TE admittance or TM impedance is infinite, or |K dn/2| >= 1) are left
+    out: a waveform has nothing there that matters."""
     half = dt / 2
     n = 2 * (steps + 2)
     size = 1 << math.ceil(math.log2(_PAD * n))
     t = np.arange(size) * half
-    v = np.zeros(size)
-    v[:n] = v_t(t[:n])
+    x = np.zeros(size)
+    x[:n] = signal(t[:n])
     f = np.fft.rfftfreq(size, half)
     with np.errstate(divide="ignore", invalid="ignore"):
         _, advance = mode.half_cell(f)
-        y = advance / mode.impedance(f)
-        K = mode.beta(f)  # complex past the grid's range: left out below
-        bad = (f == 0) | ~np.isfinite(y) | (np.abs(K.real) * mode.grid[2] / 2 >= math.pi / 2 - 1e-6)
-    y = np.where(bad, 0.0, y)
-    current = np.fft.irfft(np.fft.rfft(v) * y, size)[:n]
-    return SampledSignal(half, current)
+        r = response(advance, mode.impedance(f))
+        beta = mode.beta(f)  # complex past the grid's range: left out below
+        beyond = np.abs(beta.real) * mode.grid[2] / 2 >= math.pi / 2 - 1e-6
+        bad = (f == 0) | ~np.isfinite(r) | beyond
+    r = np.where(bad, 0.0, r)
+    return SampledSignal(half, np.fft.irfft(np.fft.rfft(x) * r, size)[:n])
 
 
 def record_names(sim) -> set:
@@ -340,5 +364,5 @@ def record_names(sim) -> set:
                                              if isinstance(s, LumpedPort)}
 
 
-__all__ = ["SOURCE_CELLS", "SampledSignal", "SheetSource", "WaveguideMeasure", "lower",
-           "record_names", "upstream_current"]
+__all__ = ["SOURCE_CELLS", "SampledSignal", "SheetSource", "WaveguideMeasure", "filtered",
+           "launch", "lower", "record_names"]

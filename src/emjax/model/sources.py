@@ -97,10 +97,12 @@ class WaveguidePort(EmModel):
     the side the device lies on: the mode is launched that way, and a = the wave going
     in, b = the wave coming out. ``amplitude * waveform(t)`` is the launched wave's
     modal voltage in V (E_t = V e(u, v), e normalized to unit integral of |e|^2; the
-    wave carries |V|^2 / (2 Re Z_w) W per phasor). Lowered by ``emjax.fdtd.waveguide``;
-    its record (kind "WaveguidePort") feeds :func:`emjax.analysis.sparams.s_parameters`,
-    whose frequencies are chosen after the run (default: the band of the waveform
-    above the mode's cut-off).
+    wave carries |V|^2 / (2 Re Z_w) W per phasor); for a TM mode, whose admittance is
+    infinite at cut-off, it is the modal current times |Z_w| at the waveform's centre
+    frequency (the voltage then follows Z_w(f): ``emjax.fdtd.waveguide.launch``).
+    Lowered by ``emjax.fdtd.waveguide``; its record (kind "WaveguidePort") feeds
+    :func:`emjax.analysis.sparams.s_parameters`, whose frequencies are chosen after the
+    run (default: the band of the waveform above the mode's cut-off).
     """
 
     type: Literal["WaveguidePort"] = "WaveguidePort"
