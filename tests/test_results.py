@@ -177,7 +177,10 @@ def test_every_dataset_has_its_units(res: Results, tmp_path: Path):
     flux = MonitorData("flux", "FluxMonitor", {"flux": np.ones(2)}, {"f": np.array([1e9, 2e9])})
     port = MonitorData("port", "LumpedPort", {k: np.ones(3) for k in ("V", "I", "V_source")},
                        {"t": np.arange(3.0)}, attrs={"impedance": 50.0, "excite": True})
-    monitors = {**res.monitors, "n2f": n2f, "fdfd": phasors, "flux": flux, "port": port}
+    guide = MonitorData("guide", "WaveguidePort", {k: np.ones(3) for k in ("V", "I", "V_source")},
+                        {"t_E": np.arange(3.0), "t_H": np.arange(3.0)}, attrs={"excite": True})
+    monitors = {**res.monitors, "n2f": n2f, "fdfd": phasors, "flux": flux, "port": port,
+                "guide": guide}
     assert {md.kind for md in monitors.values()} == set(KINDS), "a kind without a unit test"
     found = _dataset_units(Results(None, monitors, {}).save(tmp_path / "u.h5"))
     assert len(found) == sum(len(md.data) + len(md.coords) for md in monitors.values())
@@ -191,6 +194,7 @@ def test_every_dataset_has_its_units(res: Results, tmp_path: Path):
         "fdfd/data/Ey": "V/m", "fdfd/data/Hx": "A/m", "fdfd/coords/z_Ey": "m",
         "flux/data/flux": "W*s^2", "flux/coords/f": "Hz", "port/data/V": "V",
         "port/data/I": "A", "port/data/V_source": "V", "port/coords/t": "s",
+        "guide/data/V": "V", "guide/data/I": "A", "guide/coords/t_H": "s",
     }
     assert {k: found[k] for k in expected} == expected
     # FDTD2D energies are per unit length.

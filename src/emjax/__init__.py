@@ -24,7 +24,7 @@ _LAZY = {
          "DFTMonitor", "Domain", "EdgeSource", "Ellipsoid", "EnergyMonitor", "FieldSnapshot",
          "FluxMonitor", "GaussianPulse", "LumpedPort", "Medium", "NearToFar", "PlaneWave",
          "PointDipole", "Probe", "RickerWavelet", "Sphere", "Structure", "Voxels",
-         "Mesh", "GdsExtrusion",
+         "Mesh", "GdsExtrusion", "WaveguidePort",
          "load_scenario", "vacuum"),
         "model",
     ),

@@ -43,6 +43,13 @@ Arrays in ``MonitorData``, by ``kind`` (components are "Ex".."Hz"):
   columns). S-parameters: :func:`emjax.analysis.sparams.s_parameters`. A batched port
   run's arrays (every kind) lead with an axis over ``attrs["excitations"]``.
 
+* ``WaveguidePort`` (keyed by the port's name): ``data["V"]`` (nt,) V, the modal
+  voltage on the measuring plane at ``coords["t_E"]``; ``data["I"]`` (nt,) A, the
+  modal current of the mean H half a cell either side at ``coords["t_H"]``;
+  ``data["V_source"]`` (nt,) V, the launched modal voltage (zeros for a passive port);
+  ``attrs["mode"]`` the grid's mode (:func:`emjax.analysis.waveguide.mode_from_attrs`),
+  ``attrs["reference_shift"]`` m. Waves: :func:`emjax.analysis.waveguide.modal_waves`.
+
 :func:`units` gives these units from one table (``DATA_UNITS``, ``COORD_UNITS``), and
 each HDF5 dataset carries its unit as a ``units`` attribute ("1": dimensionless).
 """
@@ -61,7 +68,7 @@ if TYPE_CHECKING:
     from .analysis.spectrum import Peak
 
 KINDS = ("Probe", "FieldSnapshot", "DFTMonitor", "EnergyMonitor", "NearToFar", "FluxMonitor",
-         "LumpedPort")
+         "LumpedPort", "WaveguidePort")
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -71,7 +78,7 @@ class MonitorData:
     Attributes:
         name: the monitor's name in the scenario.
         kind: one of :data:`KINDS` ("Probe", "FieldSnapshot", "DFTMonitor",
-            "EnergyMonitor", "NearToFar", "FluxMonitor", "LumpedPort").
+            "EnergyMonitor", "NearToFar", "FluxMonitor", "LumpedPort", "WaveguidePort").
         data: one array per component ("Ex".."Hz"), or ``{"energy": ...}``,
             ``{"flux": ...}``, ... (the module docstring).
         coords: the axes of the data (times in s, frequencies in Hz, positions in m).
@@ -478,6 +485,7 @@ DATA_UNITS: dict[str, dict[str, str]] = {
     "Probe": _FIELD, "FieldSnapshot": _FIELD, "DFTMonitor": _SPECTRUM,
     "NearToFar": _SPECTRUM, "EnergyMonitor": {"energy": "J"}, "FluxMonitor": {"flux": "W*s^2"},
     "LumpedPort": {"V": "V", "I": "A", "V_source": "V"},
+    "WaveguidePort": {"V": "V", "I": "A", "V_source": "V"},
 }
 COORD_UNITS = {"t": "s", "t_E": "s", "t_H": "s", "f": "Hz", "points": "m", "normals": "1",
                "weights": "m^2", "x_": "m", "y_": "m", "z_": "m"}

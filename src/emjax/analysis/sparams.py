@@ -112,7 +112,17 @@ def port_waves(results: Results, frequencies: Sequence[float] | None = None,
     """Voltage, current and power-wave spectra of every lumped port of ``results`` at
     ``frequencies`` (Hz; default :func:`default_frequencies`), the waves referred to
     ``z_ref`` (ohm, one or one per port, complex allowed with a positive real part;
-    default each port's Z0)."""
+    default each port's Z0). A run with waveguide ports: their modal waves
+    (:func:`emjax.analysis.waveguide.port_waves`, referred to each mode's Z(f))."""
+    if any(md.kind == "WaveguidePort" for _, md in results.items()):
+        from .waveguide import port_waves as waveguide_waves
+
+        if z_ref is not None:
+            from ..errors import SetupError
+
+            raise SetupError("z_ref: waveguide ports' waves are referred to their mode's "
+                             "wave impedance Z(f); z_ref applies to lumped ports")
+        return waveguide_waves(results, frequencies)
     ports = _ports(results)
     f = (default_frequencies(results) if frequencies is None
          else np.atleast_1d(np.asarray(frequencies, np.float64)))

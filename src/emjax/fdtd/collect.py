@@ -64,6 +64,8 @@ def collect(s: FDTDSetup, sim, state, record, steps: int) -> dict:
         out[m.name] = MonitorData(name=m.name, kind="FieldSnapshot", data=data, coords=coords)
     for j, port in enumerate(getattr(s, "ports", ())):
         out[port.name] = port_record(port, record["port"][0][:, j], s.dt)
+    for j, guide in enumerate(getattr(s, "waveguides", ())):
+        out[guide.name] = waveguide_record(guide, record["wg"][0][:, j], s.dt)
     for k, m in enumerate(s.energy):
         take = np.nonzero((np.arange(steps) + 1) % m.interval == 0)[0]
         # Energy pairs E^n with H^(n-1/2).H^(n+1/2): the leapfrog's invariant at n dt.
@@ -154,3 +156,19 @@ def port_record(port, v_port: np.ndarray, dt: float):
     return MonitorData(name=port.name, kind="LumpedPort",
                        data={"V": V, "I": (Vs - V) / port.impedance, "V_source": Vs},
                        coords={"t": t}, attrs=attrs)
+
+
+def waveguide_record(guide, vi: np.ndarray, dt: float):
+    """MonitorData of a waveguide port (``waveguide.WaveguideMeasure``) from its
+    per-step (V, I) (``vi[n]`` = (V^{n+1}, I^{n+1/2})): V at t_E = (n + 1) dt, I at
+    t_H = (n + 1/2) dt, and the launched modal voltage at t_E (zeros for a passive
+    port); :func:`emjax.analysis.waveguide.modal_waves` splits them into waves."""
+    from ..results import MonitorData
+
+    vi = np.asarray(vi, np.float64)
+    n = np.arange(len(vi), dtype=np.float64)
+    t_E, t_H = (n + 1) * dt, (n + 0.5) * dt
+    vs = np.zeros_like(t_E) if guide.voltage is None else np.asarray(guide.voltage(t_E))
+    return MonitorData(name=guide.name, kind="WaveguidePort",
+                       data={"V": vi[:, 0], "I": vi[:, 1], "V_source": vs},
+                       coords={"t_E": t_E, "t_H": t_H}, attrs=dict(guide.attrs))

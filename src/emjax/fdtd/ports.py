@@ -51,7 +51,7 @@ from functools import partial
 import numpy as np
 
 from ..errors import SetupError
-from ..model import PEC, EdgeSource, LumpedPort, PlaneWave, PointDipole
+from ..model import PEC, EdgeSource, LumpedPort, PlaneWave, PointDipole, WaveguidePort
 
 AXIS = {"x": 0, "y": 1, "z": 2}
 
@@ -239,7 +239,7 @@ def lower_sources(sim, grid, media: list, index: dict,
     dV = grid.cell_volume
     problems = []
     for i, s in enumerate(sim.sources):
-        if isinstance(s, PlaneWave):
+        if isinstance(s, PlaneWave | WaveguidePort):  # fdtd/tfsf.py, fdtd/waveguide.py
             continue
         comp = AXIS[s.polarization]
         name = "E" + s.polarization

@@ -36,7 +36,7 @@ from ..model import (
     Probe,
 )
 from ..model.dispersion import PoleMedium
-from . import dispersive_setup, neartofar, tfsf
+from . import dispersive_setup, neartofar, tfsf, waveguide
 from .cpml import slab_coefficients
 from .plan import (
     GridPlan,
@@ -95,7 +95,9 @@ class FDTDSetup:
     (``plan.GridPlan``; 2D: ``setup2d.PlanePlan``); dispersive: the poles' boxes and
     tables (:class:`emjax.fdtd.dispersive_setup.DispersivePlan`) or None; ports: the
     lumped ports' :class:`emjax.fdtd.ports.PortPlan` (each also voltage sources in
-    ``sources`` when excited).
+    ``sources`` when excited); sheets: the waveguide ports'
+    :class:`emjax.fdtd.waveguide.SheetSource`; waveguides: their
+    :class:`emjax.fdtd.waveguide.WaveguideMeasure`.
     """
 
     grid: YeeGrid
@@ -117,6 +119,8 @@ class FDTDSetup:
     plan: object = None
     dispersive: object = None
     ports: tuple = ()
+    sheets: tuple = ()
+    waveguides: tuple = ()
 
 
 def _e_coefficients(m, dt: float) -> tuple[float, float, float]:
@@ -170,9 +174,10 @@ def prepare(sim, *, align: int | None = None) -> FDTDSetup:
     plan = lower_grid(sim, align_z() if align is None else align)
     grid, dt, dtype = plan.grid, plan.dt, plan.dtype
     advise(sim, dt, plan.steps, grid.spacing)  # warnings only: the run goes ahead
-    sheets = plan_ports(sim, plan)  # misplaced ports refused before any field array
+    port_sheets = plan_ports(sim, plan)  # misplaced ports refused before any field array
     media, index = _rasterize(sim, grid)
-    sources, ports = lower_sources(sim, grid, media, index, sheets)
+    sources, ports = lower_sources(sim, grid, media, index, port_sheets)
+    sheets, guides = waveguide.lower(sim, plan, media, index, waveguide.record_names(sim))
     cE, wE, idxE = _tables(media, index, COMPONENTS[:3], _e_coefficients, dt, dtype, sim.storage)
     cH, wH, idxH = _tables(media, index, COMPONENTS[3:], _h_coefficients, dt, dtype, sim.storage)
     # Scale each source by its edge's cb: E += cb * (-J).
@@ -191,7 +196,7 @@ def prepare(sim, *, align: int | None = None) -> FDTDSetup:
         steps=plan.steps, coeffs={"E": cE, "H": cH}, energy_weights=energy_weights,
         pml=pml_coefficients(plan), sources=tuple(sources), plan=plan,
         planewaves=_plane_waves(sim, plan, index, media), dispersive=disp,
-        ports=tuple(ports), **monitors,
+        ports=tuple(ports), sheets=tuple(sheets), waveguides=tuple(guides), **monitors,
     )
 
 

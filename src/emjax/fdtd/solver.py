@@ -115,6 +115,10 @@ class FDTDSolver:
                 "tfsf": [{"aux": box.aux.device(s.dtype), "terms": list(box.arrays)}
                          for _, box in s.planewaves],
                 "disp": s.dispersive.coeffs if s.dispersive else (),
+                "sheets": [sh.profile.astype(s.dtype) for sh in s.sheets],
+                "wg": [[[w.astype(s.dtype) for _, _, w in terms] for terms in (g.e_terms,
+                                                                              g.h_terms)]
+                       for g in s.waveguides],
             })
         return self._consts
 
@@ -162,6 +166,7 @@ class FDTDSolver:
         # Plane waves: the hard source of each 1D grid, amplitude * g(t) at (n + 1) dt.
         xs["inc"] = [(pw.amplitude * pw.waveform((n + 1) * s.dt)).astype(s.dtype)
                      for pw, _ in s.planewaves]
+        xs["sheet"] = sheet_samples(s.sheets, n, s.dt, s.dtype)
         return xs
 
     def _compile(self, length: int):
@@ -194,6 +199,8 @@ class FDTDSolver:
         }
         if s.ports:  # each lumped port's voltage, (steps, nports) (collect.port_record)
             record["port"] = [np.zeros((0, len(s.ports)), s.dtype)]
+        if s.waveguides:  # each waveguide port's V and I, (steps, nports, 2)
+            record["wg"] = [np.zeros((0, len(s.waveguides), 2), s.dtype)]
         return record
 
     def _put(self, tree):
@@ -253,6 +260,8 @@ class FDTDSolver:
                   "snap": of(s.snapshots), "dft": of(s.dfts), "n2f": of(s.n2f)}
         if s.ports:  # one array (a list of one, as each group) for all ports
             labels["port"] = [label("sources", s.ports[0].source, s.ports[0].name)]
+        if s.waveguides:
+            labels["wg"] = [label("sources", s.waveguides[0].source, s.waveguides[0].name)]
         return labels
 
     def drive(self, step0: int, length: int) -> np.ndarray:
@@ -263,6 +272,9 @@ class FDTDSolver:
         cols = [np.abs(waveform_samples(s.sources, (n + 0.5) * s.dt, np.float64))]
         cols += [np.abs(pw.amplitude * pw.waveform((n + 1) * s.dt))[:, None]
                  for pw, _ in s.planewaves]
+        if s.sheets:  # the largest increment of each waveguide port's sheets
+            peak = np.array([np.max(np.abs(sh.profile)) for sh in s.sheets])
+            cols.append(np.abs(sheet_samples(s.sheets, n, s.dt, np.float64)) * peak)
         return np.max(np.concatenate(cols, axis=1), axis=1, initial=0.0)
 
     def collect(self, state, record, steps: int) -> dict:
@@ -289,6 +301,7 @@ def _step3d(carry: FDTDState, consts, x, setup: FDTDSetup):
     aux = carry.aux
     xH = _tfsf_terms(setup, consts, aux, "H")
     H_new, psi_H = update_H(E, H, consts["cH"], consts["pml"], carry.psi_H, lay, xH)
+    H_new = add_sheets(H_new, setup.sheets, consts["sheets"], x["sheet"], "H")
     aux = [auxgrid.step_h(c["aux"], a) for c, a in zip(consts["tfsf"], aux, strict=True)]
     xE = _tfsf_terms(setup, consts, aux, "E")
     disp = carry.disp
@@ -305,7 +318,26 @@ def _step3d(carry: FDTDState, consts, x, setup: FDTDSetup):
         # part of E^{n+1}, which the poles read at the next step (a pole on a source's
         # edge sees its current: fdtd/dispersive.py's carried form)
         E_new = inject(E_new, consts["src"], x["src"])
+    E_new = add_sheets(E_new, setup.sheets, consts["sheets"], x["sheet"], "E")
     return E_new, H_new, psi_E, psi_H, aux, disp
+
+
+def add_sheets(F: tuple, sheets, profiles, g, field: str) -> tuple:
+    """The fields ``F`` (E or H, 3 arrays) with each ``field`` sheet's profile times
+    its waveform sample of this step (``g[k]`` for sheet k) added on its plane
+    (:class:`emjax.fdtd.waveguide.SheetSource`)."""
+    F = list(F)
+    for k, (sh, prof) in enumerate(zip(sheets, profiles, strict=True)):
+        if sh.field == field:
+            F[sh.comp] = F[sh.comp].at[sh.slices].add(prof * g[k])
+    return tuple(F)
+
+
+def sheet_samples(sheets, n: np.ndarray, dt: float, dtype) -> np.ndarray:
+    """Waveform samples (len(n), n_sheets) of sheet sources at steps n: H sheets at
+    n dt (the E their update reads), E sheets at (n + 1/2) dt (the H theirs reads)."""
+    cols = [sh.waveform((n + (0.5 if sh.field == "E" else 0.0)) * dt) for sh in sheets]
+    return np.stack(cols, axis=1).astype(dtype) if cols else np.zeros((len(n), 0), dtype)
 
 
 def _chunk(state, consts, xs, step0, *, setup: FDTDSetup, length: int, step=None, field=None):
@@ -340,6 +372,13 @@ def _chunk(state, consts, xs, step0, *, setup: FDTDSetup, length: int, step=None
         if setup.ports:  # V^{n+1} = sum w E^{n+1} on each port's edges: I follows on the host
             ys["port"] = [jnp.stack([jnp.sum(E_new[p.comp][p.index] * p.weights.astype(
                 setup.dtype)) for p in setup.ports])]
+        if setup.waveguides:  # modal V (E^{n+1}) and I (H^{n+1/2}) of each waveguide port
+            ys["wg"] = [jnp.stack([
+                jnp.stack([sum(jnp.sum(F[c][sl] * w) for (c, sl, _), w in zip(terms, ws,
+                                                                              strict=True))
+                           for F, terms, ws in ((E_new, g.e_terms, cw[0]),
+                                                (H_new, g.h_terms, cw[1]))])
+                for g, cw in zip(setup.waveguides, consts["wg"], strict=True)])]
         dft = []
         for (_, regions), acc, ph in zip(setup.dfts, carry.dft, x["dft"], strict=True):
             new = {}

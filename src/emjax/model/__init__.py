@@ -29,7 +29,7 @@ from .scenario2d import (
     SplitPML,
     Structure2D,
 )
-from .sources import EdgeSource, LumpedPort, PlaneWave, PointDipole
+from .sources import EdgeSource, LumpedPort, PlaneWave, PointDipole, WaveguidePort
 from .waveforms import ContinuousWave, GaussianPulse, RickerWavelet
 
 __all__ = [
@@ -84,6 +84,7 @@ __all__ = [
     "Structure",
     "Structure2D",
     "Voxels",
+    "WaveguidePort",
     "load_scenario",
     "vacuum",
 ]

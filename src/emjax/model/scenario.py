@@ -22,7 +22,7 @@ from .dispersion import PoleMedium
 from .geometry import Geometry, Voxels
 from .media import PEC, AnyMedium, Medium
 from .monitors import DFTMonitor, FieldSnapshot, FluxMonitor, Monitor, Probe
-from .sources import Source
+from .sources import Source, excitation_problems
 
 MAX_CELLS_PER_AXIS = 2**24
 """Cells along one axis: 16.7 million, far past any grid that fits in memory (which
@@ -283,7 +283,7 @@ class FDTD3D(_TimeDomain):
         problems += time_step_problems(self)
         problems += _placement_problems(self)
         problems += _dispersive_background_problems(self)
-        problems += _excitation_problems(self)
+        problems += excitation_problems(self.sources, self.port_excitation)
         if problems:
             raise ValueError("\n".join(problems))  # one line each
         return self
@@ -329,24 +329,6 @@ class FDTD3D(_TimeDomain):
         from .. import registry
 
         return registry.estimate(self)
-
-
-def _excitation_problems(sim) -> list[str]:
-    """port_excitation = 'each' needs an excited port and no source outside the ports
-    (a dipole or plane wave would be on in every excitation and mix into every column)."""
-    if sim.port_excitation != "each":
-        return []
-    problems = []
-    if not any(getattr(s, "excite", False) for s in sim.sources):
-        problems.append("port_excitation = 'each' needs at least one port with excite = true "
-                        "(one excitation per excited port); add one or use 'simultaneous'")
-    for i, s in enumerate(sim.sources):
-        if not hasattr(s, "excite"):
-            problems.append(
-                f"sources[{i}] {s.type}: port_excitation = 'each' drives one port per "
-                "excitation, and this source would be on in every one of them; remove it or "
-                "use port_excitation = 'simultaneous'")
-    return problems
 
 
 def time_step_problems(sim) -> list[str]:
@@ -466,13 +448,14 @@ def _placement_problems(sim: FDTD3D) -> list[str]:
         return None
 
     for i, s in enumerate(sim.sources):
-        if not hasattr(s, "position"):  # plane waves: their TF/SF box is checked at set-up
-            continue
-        pts = [("position", s.position)]
-        size = np.array(getattr(s, "size", (0.0, 0.0, 0.0)))
-        if size.any():  # a sheet port: both corners of its box
-            c = np.array(s.position)
-            pts = [("corner", tuple(c - size / 2)), ("corner", tuple(c + size / 2))]
+        if not hasattr(s, "position"):  # plane waves: TF/SF box checked at set-up;
+            pts = [("corner", c) for c in getattr(s, "corners", ())]  # waveguide ports
+        else:
+            pts = [("position", s.position)]
+            size = np.array(getattr(s, "size", (0.0, 0.0, 0.0)))
+            if size.any():  # a sheet port: both corners of its box
+                c = np.array(s.position)
+                pts = [("corner", tuple(c - size / 2)), ("corner", tuple(c + size / 2))]
         name = f" '{s.name}'" if getattr(s, "name", None) else ""
         for label, p in pts:
             msg = where(p)

@@ -1,5 +1,5 @@
 """Sources: currents and lumped voltage sources on single Yee edges, lumped ports (one
-edge or a sheet of parallel edges); plane waves."""
+edge or a sheet of parallel edges); rectangular waveguide ports; plane waves."""
 
 from __future__ import annotations
 
@@ -99,6 +99,81 @@ class LumpedPort(EmModel):
         return self
 
 
+class WaveguidePort(EmModel):
+    """A port on a rectangular waveguide's cross-section: it launches one TE_mn or TM_mn
+    mode into the device and splits the fields on its plane into that mode's forward
+    and backward waves (what openEMS's ``AddRectWaveGuidePort`` and Meep's mode
+    monitors do).
+
+    The rectangle (``center``, ``size``; one zero extent, whose axis is the normal) is
+    the guide's inside, assumed bounded by PEC walls and filled with one lossless
+    medium. Its tangential axes (u, v) follow the normal cyclically (normal z: u = x,
+    v = y; x: u = y, v = z; y: u = z, v = x); ``m`` counts half-waves along u, ``n``
+    along v (WR-90 normal to z with its broad side along x: TE10). ``direction`` is
+    the side the device lies on: the mode is launched that way, and a = the wave going
+    in, b = the wave coming out. ``amplitude * waveform(t)`` is the launched wave's
+    modal voltage in V (E_t = V e(u, v), e normalized to unit integral of |e|^2; the
+    wave carries |V|^2 / (2 Re Z_w) W per phasor); for a TM mode, whose admittance is
+    infinite at cut-off, it is the modal current times |Z_w| at the waveform's centre
+    frequency (the voltage then follows Z_w(f): ``emjax.fdtd.waveguide.launch``).
+    Lowered by ``emjax.fdtd.waveguide``; its record (kind "WaveguidePort") feeds
+    :func:`emjax.analysis.sparams.s_parameters`, whose frequencies are chosen after the
+    run (default: the band of the waveform above the mode's cut-off).
+    """
+
+    type: Literal["WaveguidePort"] = "WaveguidePort"
+    name: Name = Field(..., description="Port name, unique among ports and monitors; keys "
+                       "its record in the results.")
+    center: Vec3 = Field(..., description="Centre of the port rectangle in m; along the normal "
+                         "it is the measuring plane (snapped to the nearest E-node plane).")
+    size: Vec3 = Field(..., description="Extent in m: the guide's inner width and height, and "
+                       "0 along the normal.")
+    direction: Literal["+", "-"] = Field(..., description="Side of the plane the device lies "
+                                         "on, along the normal: '+' or '-'.")
+    mode: Literal["TE", "TM"] = Field("TE", description="Mode family.")
+    m: int = Field(1, ge=0, le=64, description="Half-waves along u (the first tangential axis).")
+    n: int = Field(0, ge=0, le=64, description="Half-waves along v (the second tangential "
+                   "axis).")
+    amplitude: float = Field(1.0, description="Peak modal voltage of the launched wave in V.")
+    excite: bool = Field(True, description="Launch the mode (true) or only measure (false).")
+    waveform: Waveform | None = Field(None, description="Time signal of the launched wave "
+                                      "(needed when excite is true).")
+    reference_offset: float = Field(0.0, description="Shift in m of the reference plane from "
+                                    "the port plane along 'direction' (into the device when "
+                                    "positive); the waves are phase-shifted by the mode's "
+                                    "beta(f) (de-embedding).")
+
+    @property
+    def normal(self) -> int:
+        """The normal axis: 0, 1 or 2."""
+        return next(a for a in range(3) if self.size[a] == 0)
+
+    @property
+    def corners(self) -> tuple[tuple[float, ...], tuple[float, ...]]:
+        """The rectangle's lowest and highest corners in m."""
+        c, s = np.array(self.center), np.array(self.size)
+        return tuple((c - s / 2).tolist()), tuple((c + s / 2).tolist())
+
+    @model_validator(mode="after")
+    def _check(self) -> WaveguidePort:
+        what = f"WaveguidePort '{self.name}'"
+        zero = [a for a in range(3) if self.size[a] == 0]
+        if len(zero) != 1 or any(v < 0 for v in self.size):
+            raise ValueError(f"{what}: size {tuple(self.size)} m must have exactly one zero "
+                             "extent (the normal) and two positive ones (the guide's width "
+                             "and height)")
+        if self.mode == "TE" and self.m == 0 and self.n == 0:
+            raise ValueError(f"{what}: TE00 does not exist; give m or n >= 1 (TE10 is the "
+                             "fundamental mode of a guide wider along u)")
+        if self.mode == "TM" and (self.m == 0 or self.n == 0):
+            raise ValueError(f"{what}: TM{self.m}{self.n} does not exist; a TM mode needs m "
+                             ">= 1 and n >= 1 (TM11 is the lowest)")
+        if self.excite and self.waveform is None:
+            raise ValueError(f"{what}: excite = true needs a 'waveform'; add one or set "
+                             "excite = false for a passive port")
+        return self
+
+
 class PlaneWave(EmModel):
     """A uniform plane wave: E = amplitude * e_hat * waveform(t - k_hat.r / c).
 
@@ -149,5 +224,28 @@ class PlaneWave(EmModel):
         return np.cross(self.k_hat, self.e_hat)
 
 
-Source = Annotated[PointDipole | EdgeSource | LumpedPort | PlaneWave,
+Source = Annotated[PointDipole | EdgeSource | LumpedPort | WaveguidePort | PlaneWave,
                    Field(discriminator="type")]
+
+
+def excitation_problems(sources, port_excitation: str) -> list[str]:
+    """port_excitation = 'each' needs an excited port and no source outside the ports
+    (a dipole or plane wave would be on in every excitation and mix into every column)."""
+    if port_excitation != "each":
+        return []
+    problems = []
+    if not any(getattr(s, "excite", False) for s in sources):
+        problems.append("port_excitation = 'each' needs at least one port with excite = true "
+                        "(one excitation per excited port); add one or use 'simultaneous'")
+    for i, s in enumerate(sources):
+        if isinstance(s, WaveguidePort):
+            problems.append(
+                f"sources[{i}] WaveguidePort '{s.name}': port_excitation = 'each' batches "
+                "lumped ports only for now; run one excitation per run (excite = true on "
+                "one port) and join the columns with emjax.analysis.sparams.combine")
+        elif not hasattr(s, "excite"):
+            problems.append(
+                f"sources[{i}] {s.type}: port_excitation = 'each' drives one port per "
+                "excitation, and this source would be on in every one of them; remove it or "
+                "use port_excitation = 'simultaneous'")
+    return problems

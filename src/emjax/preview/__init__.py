@@ -424,6 +424,11 @@ def _sources(c: _Canvas, sources, dom, walls) -> None:
                 _rectangle(c, lo, hi, "tab:red", "--", f"source:{i}", "plane wave TF/SF box")
                 _k_arrow(c, s, 0.5 * (lo + hi), 0.25 * (hi - lo))
             continue
+        if s.type == "WaveguidePort":  # its rectangle, where the plane cuts it
+            lo, hi = (np.array(x) for x in s.corners)
+            if c.plane.crosses(lo, hi):
+                _rectangle(c, lo, hi, "tab:red", "-", f"source:{i}", "waveguide port")
+            continue
         _point_source(c, i, s)
 
 
