@@ -33,22 +33,15 @@ Arrays in ``MonitorData``, by ``kind`` (components are "Ex".."Hz"):
   source's spectrum S it is W per unit source amplitude squared. ``coords["f"]``
   (nf,) Hz; ``attrs["box_lo"]``, ``attrs["box_hi"]`` the snapped corners in m.
 
-* ``LumpedPort`` (a port's record, keyed by the port's name): ``data["V"]`` (nt,) V,
-  ``data["I"]`` (nt,) A (into the structure), ``data["V_source"]`` (nt,) V (the
-  open-circuit source voltage; zeros for a passive port), all at ``coords["t"]`` (nt,)
-  s, the half steps (n + 1/2) dt; ``attrs["impedance"]`` Z0 in ohm, ``attrs["excite"]``,
-  ``attrs["position"]`` (the edge's midpoint, a sheet's centre, m),
-  ``attrs["polarization"]``, ``attrs["length"]`` m (the span along the polarization),
-  ``attrs["size"]`` (the snapped extent, m), ``attrs["edges"]`` (edges in series,
-  columns). S-parameters: :func:`emjax.analysis.sparams.s_parameters`. A batched port
-  run's arrays (every kind) lead with an axis over ``attrs["excitations"]``.
+* ``LumpedPort`` (by port name): ``data["V"]`` (nt,) V, ``data["I"]`` (nt,) A (into
+  the structure), the source's ``data["V_source"]`` V (zeros when passive), at
+  ``coords["t"]`` (n + 1/2) dt; attrs ``impedance`` (Z0, ohm), ``excite``, ``position``
+  (m), ``polarization``, ``length``, ``size`` (m), ``edges`` (in series, columns).
+  A batched port run's arrays (every kind) lead with an axis over ``attrs["excitations"]``.
 
-* ``WaveguidePort`` (keyed by the port's name): ``data["V"]`` (nt,) V, the modal
-  voltage on the measuring plane at ``coords["t_E"]``; ``data["I"]`` (nt,) A, the
-  modal current of the mean H half a cell either side at ``coords["t_H"]``;
-  ``data["V_source"]`` (nt,) V, the launched modal voltage (zeros for a passive port);
-  ``attrs["mode"]`` the grid's mode (:func:`emjax.analysis.waveguide.mode_from_attrs`),
-  ``attrs["reference_shift"]`` m. Waves: :func:`emjax.analysis.waveguide.modal_waves`.
+* ``WaveguidePort`` (by port name): modal ``data["V"]`` (nt,) V at ``coords["t_E"]``,
+  ``data["I"]`` (nt,) A at ``coords["t_H"]``, the launched ``data["V_source"]`` V;
+  ``attrs["mode"]``, ``attrs["reference_shift"]`` m (:mod:`emjax.analysis.waveguide`).
 
 :func:`units` gives these units from one table (``DATA_UNITS``, ``COORD_UNITS``), and
 each HDF5 dataset carries its unit as a ``units`` attribute ("1": dimensionless).
@@ -77,8 +70,7 @@ class MonitorData:
 
     Attributes:
         name: the monitor's name in the scenario.
-        kind: one of :data:`KINDS` ("Probe", "FieldSnapshot", "DFTMonitor",
-            "EnergyMonitor", "NearToFar", "FluxMonitor", "LumpedPort", "WaveguidePort").
+        kind: one of :data:`KINDS`.
         data: one array per component ("Ex".."Hz"), or ``{"energy": ...}``,
             ``{"flux": ...}``, ... (the module docstring).
         coords: the axes of the data (times in s, frequencies in Hz, positions in m).
@@ -481,11 +473,11 @@ def json_image(value: dict[str, Any], where: str) -> dict[str, Any]:
 # key "x_Ex" by its prefix "x_".
 _FIELD = {"E": "V/m", "H": "A/m"}
 _SPECTRUM = {"E": "V*s/m", "H": "A*s/m"}  # sum over steps of field * dt
+_PORT = {"V": "V", "I": "A", "V_source": "V"}
 DATA_UNITS: dict[str, dict[str, str]] = {
     "Probe": _FIELD, "FieldSnapshot": _FIELD, "DFTMonitor": _SPECTRUM,
     "NearToFar": _SPECTRUM, "EnergyMonitor": {"energy": "J"}, "FluxMonitor": {"flux": "W*s^2"},
-    "LumpedPort": {"V": "V", "I": "A", "V_source": "V"},
-    "WaveguidePort": {"V": "V", "I": "A", "V_source": "V"},
+    "LumpedPort": _PORT, "WaveguidePort": _PORT,
 }
 COORD_UNITS = {"t": "s", "t_E": "s", "t_H": "s", "f": "Hz", "points": "m", "normals": "1",
                "weights": "m^2", "x_": "m", "y_": "m", "z_": "m"}

@@ -111,3 +111,10 @@ def test_each_refuses_what_it_cannot_batch():
         _sim(excite=(False, False, False))
     with pytest.raises(SetupError, match="one device"):
         run(_sim(), devices=1)
+
+
+def test_preview_marks_every_port():
+    ax = _sim().plot(z=0.5e-3)
+    ax = getattr(ax, "axes", [ax])[0] if not hasattr(ax, "get_children") else ax
+    gids = {a.get_gid() for a in ax.get_children()}
+    assert {"source:0", "source:1", "source:2"} <= gids

@@ -109,7 +109,7 @@ class BatchedFDTDSolver(FDTDSolver):
             fn = partial(_chunk, setup=self.setup, length=length, step=self.step_fn,
                          field=self.field_fn)
             axes = state_axes()
-            xs_axes = {"src": 0, "dft": None, "n2f": None, "inc": None}
+            xs_axes = {"src": 0, "dft": None, "n2f": None, "inc": None, "sheet": None}
             # the record's leaves stay time-major (excitation second), as the driver joins
             # chunks along their first axis
             batched = jax.vmap(fn, in_axes=(axes, None, xs_axes, None), out_axes=(axes, 1, 0))
