@@ -410,3 +410,20 @@ if __name__ == "__main__":
     os.environ.setdefault("JAX_PLATFORMS", "cpu")
     checks = {"layout": _layout, "dispersive": _dispersive}
     print(json.dumps(checks[sys.argv[1]](), default=str))
+
+
+def test_initialize_names_launcher_jax_cannot_read(no_launcher):
+    """A launcher with several tasks that JAX's cluster detection cannot read (MPICH's
+    PMI variables alone) gives a SetupError naming the launcher and the EMJAX_* way out."""
+    import jax
+
+    from emjax import parallel
+
+    def refuse(**kw):
+        raise ValueError("coordinator_address should be defined.")
+
+    no_launcher.setattr(jax.distributed, "initialize", refuse)
+    no_launcher.setattr(parallel, "_initialized", lambda: False)
+    no_launcher.setenv("PMI_SIZE", "4")
+    with pytest.raises(SetupError, match="MPICH/PMI runs several tasks.*EMJAX_COORDINATOR"):
+        parallel.initialize()
