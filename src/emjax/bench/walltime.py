@@ -8,8 +8,10 @@ DGA step its operators' unique bytes at about 0.5), so a step's time is modelled
 
 with the copy bandwidth measured on the device at hand (:func:`copy_bandwidth` on a
 64 MiB buffer: one small jit, well under a second on a CPU) and the efficiency read from
-:data:`EFFICIENCY` (GPU: BENCHMARKS.md; CPU: measured on a 2-core laptop-class host
-with XLA's CPU backend, 48^3 cube and 256^2 square against the same copy). The wall time
+:data:`EFFICIENCY` (GPU: BENCHMARKS.md; CPU: measured
+with XLA's CPU backend: the 48^3 cube reached 0.11-0.21 and the 256^2 square 0.035-0.057
+of the copy measured beside it, on a shared and loaded 2-core host, so the CPU rows are
+rough; DGATD's CPU row is a guess, not a measurement). The wall time
 is ``steps x seconds per step``; compilation (seconds), set-up, monitors that touch
 much data every step (energy, snapshots) and the host's share of the run are not
 counted, so the figure is a rough lower bound for monitor-heavy runs.
@@ -26,7 +28,7 @@ from dataclasses import dataclass
 
 EFFICIENCY = {
     ("gpu", "FDTD3D"): 0.84, ("gpu", "FDTD2D"): 0.97, ("gpu", "DGATD"): 0.5,
-    ("cpu", "FDTD3D"): 0.25, ("cpu", "FDTD2D"): 0.25, ("cpu", "DGATD"): 0.1,
+    ("cpu", "FDTD3D"): 0.15, ("cpu", "FDTD2D"): 0.05, ("cpu", "DGATD"): 0.05,
 }
 """Fraction of the measured copy bandwidth each solver's step reaches, by backend
 (``jax.default_backend()``: 'gpu' or 'cpu'; other backends use the CPU row)."""
