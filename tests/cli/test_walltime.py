@@ -66,3 +66,18 @@ def test_dry_run_prints_the_estimate(tmp_path, capsys):
     out = capsys.readouterr().out
     assert rc == 0, out
     assert "estimated wall time: " in out and "measured on" in out, out
+
+
+def test_dgatd_by_duration_takes_its_steps_from_the_setup(monkeypatch):
+    """A DGATD run given by duration: the steps come from the prepared solver's setup
+    (its power iteration), as ``emjax run`` would run them."""
+    from types import SimpleNamespace
+
+    import emjax as em
+    from emjax import registry
+
+    dga = em.DGATD(mesh=em.BoxMesh(size=(1, 1, 1), edge_length=0.5), duration=1e-8)
+    monkeypatch.setattr(registry, "prepare",
+                        lambda sim: SimpleNamespace(setup=SimpleNamespace(steps=123)))
+    need = {"fields": 10, "faraday": 5, "ampere": 3, "total": 18}
+    assert estimate_wall_time(dga, need=need, bandwidth=BW).steps == 123

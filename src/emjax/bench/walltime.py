@@ -102,7 +102,8 @@ def steps_of(sim) -> int:
         return int(sim.num_steps)
     from .. import registry
 
-    return int(registry.prepare(sim).steps)
+    prepared = registry.prepare(sim)  # DGATD: a DGASolver holding its DGASetup
+    return int(getattr(prepared, "setup", prepared).steps)
 
 
 def estimate_wall_time(sim, need: dict[str, int] | None = None,
