@@ -162,7 +162,10 @@ def test_two_processes_match_single_process(tmp_path):
         raise AssertionError(text)
     data = np.load(out)
     assert int(data["process_count"]) == 2 and int(data["device_count"]) == 4
-    ref = vp.final_state(vp.scenario(steps))
+    from emjax.errors import EmjaxWarning
+
+    with pytest.warns(EmjaxWarning, match="cells per shortest wavelength"):  # a coarse cube
+        ref = vp.final_state(vp.scenario(steps))
     errors = vp.compare(ref, {k: data[k] for k in ref})
     assert max(errors.values()) <= 1e-6, errors
     assert np.max(np.abs(ref["Ez"])) > 1.0
@@ -410,3 +413,20 @@ if __name__ == "__main__":
     os.environ.setdefault("JAX_PLATFORMS", "cpu")
     checks = {"layout": _layout, "dispersive": _dispersive}
     print(json.dumps(checks[sys.argv[1]](), default=str))
+
+
+def test_initialize_names_launcher_jax_cannot_read(no_launcher):
+    """A launcher with several tasks that JAX's cluster detection cannot read (MPICH's
+    PMI variables alone) gives a SetupError naming the launcher and the EMJAX_* way out."""
+    import jax
+
+    from emjax import parallel
+
+    def refuse(**kw):
+        raise ValueError("coordinator_address should be defined.")
+
+    no_launcher.setattr(jax.distributed, "initialize", refuse)
+    no_launcher.setattr(parallel, "_initialized", lambda: False)
+    no_launcher.setenv("PMI_SIZE", "4")
+    with pytest.raises(SetupError, match=r"MPICH/PMI runs several tasks.*EMJAX_COORDINATOR"):
+        parallel.initialize()

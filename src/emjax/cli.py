@@ -262,10 +262,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def info() -> dict:
-    """Versions, JAX backend and devices (with memory where the device reports it)."""
+    """Versions, JAX backend and devices (with memory where the device reports it; a
+    CPU device shows the host's, from psutil: total and in use)."""
     import jax
     import jaxlib
     import numpy
+    import psutil
 
     devices = []
     for d in jax.devices():
@@ -275,6 +277,10 @@ def info() -> dict:
         if stats:
             entry["memory"] = {k: int(stats[k]) for k in
                                ("bytes_limit", "bytes_in_use", "peak_bytes_in_use") if k in stats}
+        elif d.platform == "cpu":  # XLA's CPU client reports none: the host's memory
+            vm = psutil.virtual_memory()
+            entry["memory"] = {"bytes_limit": int(vm.total),
+                               "bytes_in_use": int(vm.total - vm.available)}
         devices.append(entry)
     return {
         "versions": {"emjax": __version__, "jax": jax.__version__,

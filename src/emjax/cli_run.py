@@ -274,6 +274,9 @@ def _run(args: argparse.Namespace) -> int:
         free, where = available_bytes()
         fits = need["total"] <= free
         print(f"{where}: {free / 2**20:.1f} MiB free: {'fits' if fits else 'does NOT fit'}")
+        from .bench.walltime import estimate_wall_time
+
+        print(estimate_wall_time(sim, None if opts else need, devices=n if opts else 1).line())
         return 0 if fits else 1
     from .errors import RunInterrupted
 

@@ -50,7 +50,11 @@ _LAUNCHER_VARS = {
 
 
 def launcher() -> str | None:
-    """The cluster launcher this process runs under with more than one task, or None."""
+    """The cluster launcher this process runs under with more than one task, or None.
+
+    Only the gate: whether to join a job at all. JAX's ``jax.distributed.initialize``
+    reads the coordinator, process count and id itself; it has no such gate (it would
+    join a one-task allocation, or fail where no cluster is found)."""
     for name, (marker, size) in _LAUNCHER_VARS.items():
         if marker in os.environ and int(os.environ.get(size, "1") or 1) > 1:
             return name
@@ -90,10 +94,19 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
     if jax.config.jax_platforms in ("cpu",) or env.get("JAX_PLATFORMS") == "cpu":
         # CPU devices of several processes talk through gloo.
         jax.config.update("jax_cpu_collectives_implementation", "gloo")
-    jax.distributed.initialize(coordinator_address=coordinator_address,
-                               num_processes=num_processes, process_id=process_id,
-                               local_device_ids=local_device_ids,
-                               initialization_timeout=timeout_s)
+    try:
+        # JAX's own cluster detection fills in whatever is None (SLURM under srun,
+        # Open MPI under mpirun, Kubernetes); emjax only decides whether to join.
+        jax.distributed.initialize(coordinator_address=coordinator_address,
+                                   num_processes=num_processes, process_id=process_id,
+                                   local_device_ids=local_device_ids,
+                                   initialization_timeout=timeout_s)
+    except ValueError as exc:  # JAX found no cluster it knows how to read
+        raise SetupError(
+            f"{launcher()} runs several tasks but jax.distributed could not read the "
+            f"coordinator, process count and id from it ({exc}); set EMJAX_COORDINATOR, "
+            "EMJAX_NUM_PROCESSES and EMJAX_PROCESS_ID, or start the tasks with srun or "
+            "Open MPI's mpirun") from None
     return True
 
 

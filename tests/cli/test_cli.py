@@ -286,3 +286,18 @@ def test_validate_passes_figures_to_cases_that_take_it(fake_validation, tmp_path
     assert cli.main(["validate", "draw", "--figures", str(tmp_path), "--json"]) == 0
     assert got == [tmp_path]
     assert json.loads(capsys.readouterr().out)[0]["case"] == "draw"
+
+
+def test_info_shows_host_memory_on_cpu(capsys):
+    """A CPU device reports no memory to JAX; ``emjax info`` shows the host's (psutil)."""
+    import jax
+    import psutil
+
+    if jax.devices()[0].platform != "cpu":
+        pytest.skip("a CPU device only")
+    assert cli.main(["info", "--json"]) == 0
+    mem = json.loads(capsys.readouterr().out)["devices"][0]["memory"]
+    assert mem["bytes_limit"] == psutil.virtual_memory().total
+    assert 0 < mem["bytes_in_use"] < mem["bytes_limit"]
+    assert cli.main(["info"]) == 0
+    assert "GiB in use" in capsys.readouterr().out

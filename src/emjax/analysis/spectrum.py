@@ -1,4 +1,4 @@
-"""Spectra of sampled time signals and their peaks (NumPy only).
+"""Spectra of sampled time signals and their peaks (NumPy FFTs, scipy.signal windows and peaks).
 
 ``spectrum`` approximates the continuous Fourier transform
 ``X(f) = integral x(t) exp(-i 2 pi f t) dt`` by ``dt * sum_n w_n x_n exp(-i 2 pi f t_n)``
@@ -7,7 +7,8 @@ on the non-negative rfft frequencies, the same sign and scaling as the DFT monit
 Zero padding (``pad_to``) interpolates the spectrum on a finer frequency grid; it does not
 add resolution, which stays ``1 / T`` for a record of duration ``T``.
 
-``find_peaks`` picks the strongest local maxima of an amplitude spectrum and refines
+``find_peaks`` picks the strongest local maxima of an amplitude spectrum (found by
+``scipy.signal.find_peaks``) and refines
 each one by fitting a parabola to the log-amplitude of the three bins around it. For a
 Gaussian line the fit is exact; for the Lorentzian line of a damped resonance, or a
 windowed sinusoid, its bias is a small fraction of a bin, and padding shrinks the bins
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-_WINDOWS = ("hann", "hamming", "blackman")
+_WINDOWS = ("hann", "hamming", "blackman")  # the common ones; scipy knows more
 
 
 @dataclass(frozen=True)
@@ -31,22 +32,25 @@ class Peak:
     amplitude: float  # peak amplitude, in the units of the spectrum given
 
 
-def window_weights(name: str | np.ndarray | None, n: int) -> np.ndarray:
-    """Window weights of length ``n``: None (rectangular), 'hann', 'hamming', 'blackman'
-    (symmetric forms, as ``numpy.hanning`` etc.) or an array of ``n`` weights."""
+def window_weights(name: str | tuple | np.ndarray | None, n: int) -> np.ndarray:
+    """Window weights of length ``n``: None (rectangular), a name or (name, parameter)
+    tuple that ``scipy.signal.get_window`` knows ('hann', 'hamming', 'blackman',
+    ('tukey', 0.5), ...), in its symmetric form (as ``numpy.hanning``), or an array of
+    ``n`` weights."""
+    from scipy.signal import get_window
+
     if name is None:
         return np.ones(n)
     if isinstance(name, np.ndarray):
         if name.shape != (n,):
             raise ValueError(f"window has shape {name.shape}; give {n} weights, one per sample")
         return name.astype(np.float64)
-    if name == "hann":
-        return np.hanning(n)
-    if name == "hamming":
-        return np.hamming(n)
-    if name == "blackman":
-        return np.blackman(n)
-    raise ValueError(f"window {name!r} is not known; use None or one of {_WINDOWS}")
+    try:
+        return np.asarray(get_window(name, n, fftbins=False), dtype=np.float64)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"window {name!r} is not known ({exc}); use None, an array of {n} "
+                         f"weights or a scipy.signal.get_window name such as {_WINDOWS}"
+                         ) from None
 
 
 def spectrum(
@@ -61,7 +65,8 @@ def spectrum(
         t: sample times, shape (nt,), s, uniformly spaced (relative spread < 1e-6).
         x: samples, shape (nt,) or (nt, ...); the transform runs along axis 0.
         pad_to: FFT length >= nt (zero padding); default nt.
-        window: None (rectangular), 'hann', 'hamming', 'blackman' or (nt,) weights.
+        window: None (rectangular), a scipy.signal window ('hann', 'hamming',
+            'blackman', ('tukey', 0.5), ...; symmetric form) or (nt,) weights.
 
     Returns:
         f: frequencies, shape (pad_to // 2 + 1,), Hz, from 0 in steps of 1 / (pad_to dt).
@@ -107,7 +112,8 @@ def find_peaks(
 
     Each peak at bin ``k`` is refined by the vertex of the parabola through
     ``log amp[k-1], log amp[k], log amp[k+1]``: offset ``p = (a - c) / (2 (a - 2 b + c))``
-    bins, frequency ``f[k] + p df``, amplitude ``exp(b - (a - c) p / 4)``. Maxima on the
+    bins, frequency ``f[k] + p df``, amplitude ``exp(b - (a - c) p / 4)``. A flat top counts
+    once, at its middle bin (``scipy.signal.find_peaks``). Maxima on the
     first or last bin have no such neighbours and are not reported.
 
     Args:
@@ -133,9 +139,10 @@ def find_peaks(
         band &= f >= fmin
     if fmax is not None:
         band &= f <= fmax
-    mid = a[1:-1]
-    is_max = (mid > a[:-2]) & (mid >= a[2:]) & band[1:-1]
-    idx = np.nonzero(is_max)[0] + 1
+    from scipy.signal import find_peaks as _local_maxima
+
+    idx, _ = _local_maxima(a)  # strict local maxima (a plateau gives its middle bin)
+    idx = idx[band[idx]]
     idx = idx[np.argsort(-a[idx], kind="stable")][:n]
     floor = np.finfo(np.float64).tiny
     out = []

@@ -25,12 +25,12 @@ ended by ``block_until_ready``. Cells/s counts every cell of the grid.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 
 import jax
 import numpy as np
+import psutil
 
 from ..parallel import child_environment
 from ..records import Measurement
@@ -84,7 +84,7 @@ def largest_fitting(k: int, base: int) -> tuple[int, int, int]:
             free = min(free, int(stats["bytes_limit"] - stats.get("bytes_in_use", 0)))
     if devs[0].platform == "cpu":
         free //= k
-    host = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    host = psutil.virtual_memory().available
     step = 64 if on_gpu() else 8
     m, best = 4 * step, None  # at least 32 cells: room for the CPML
     while m <= (16 if on_gpu() else 2) * base:  # a CPU has no business with 10^10 cells

@@ -7,8 +7,6 @@ allocation or computation.
 
 from __future__ import annotations
 
-import os
-
 from ..errors import ResourceError
 
 
@@ -25,15 +23,16 @@ def device_free_bytes(dev) -> int | None:
 
 
 def available_bytes() -> tuple[int, str]:
-    """(free bytes, what was measured) on JAX's first device; host memory on a CPU."""
+    """(free bytes, what was measured) on JAX's first device; on a CPU the host memory
+    available to new allocations (psutil's ``available``: free plus reclaimable caches)."""
     import jax
+    import psutil
 
     dev = jax.devices()[0]
     free = device_free_bytes(dev)
     if free is not None:
         return free, f"{dev.device_kind}"
-    pages = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    return int(pages), "host memory"
+    return int(psutil.virtual_memory().available), "host memory"
 
 
 def refuse_if_too_large(name: str, need: dict[str, int]) -> dict[str, int]:

@@ -1,7 +1,9 @@
 """The one base model every scenario object derives from (frozen, strict keys).
 
 Numbers must be finite: NaN and infinities are refused everywhere (``allow_inf_nan``
-off) except in fields that say otherwise (a box may be infinitely long).
+off) except in fields that say otherwise (a box may be infinitely long). Float fields
+also take quantities with units ("6 ns", "1 GHz"), converted to SI before validation
+(:mod:`emjax.model.units`).
 """
 
 from __future__ import annotations
@@ -12,9 +14,18 @@ import types
 from collections.abc import Iterable
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Tag, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    Tag,
+    ValidationError,
+    model_validator,
+)
 
 from ..errors import SetupError
+from .units import convert_fields
 
 Vec3 = tuple[float, float, float]
 """A point or vector in metres, (x, y, z)."""
@@ -55,6 +66,13 @@ class EmModel(BaseModel):
         ser_json_inf_nan="constants",
         allow_inf_nan=False,
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _quantities(cls, data: Any) -> Any:
+        """Strings with units ("6 ns", "2.5 mm") in float fields become SI numbers, checked
+        against the unit the field's description names (:mod:`emjax.model.units`)."""
+        return convert_fields(cls, data)
 
 
 # ------------------------------------------------------------ messages for users
