@@ -7,7 +7,7 @@ DGA step its operators' unique bytes at about 0.5), so a step's time is modelled
     seconds per step = bytes the step moves / (efficiency x copy bandwidth)
 
 with the copy bandwidth measured on the device at hand (:func:`copy_bandwidth` on a
-64 MiB buffer: one small jit, well under a second on a CPU) and the efficiency read from
+64 MiB buffer on a CPU, 1 GiB on a GPU: one small jit, about a second) and the efficiency read from
 :data:`EFFICIENCY` (GPU: BENCHMARKS.md; CPU: measured
 with XLA's CPU backend: the 48^3 cube reached 0.11-0.21 and the 256^2 square 0.035-0.057
 of the copy measured beside it, on a shared and loaded 2-core host, so the CPU rows are
@@ -85,11 +85,16 @@ def step_bytes(sim, need: dict[str, int] | None = None) -> float | None:
     return None
 
 
-def measured_bandwidth(nbytes: int = 64 << 20) -> tuple[float, str]:
+def measured_bandwidth(nbytes: int | None = None) -> tuple[float, str]:
     """(copy bandwidth in B/s, the device's name) of JAX's first device, timed on a
-    buffer of ``nbytes`` (:func:`emjax.bench.common.copy_bandwidth`)."""
-    from .common import copy_bandwidth, device_name
+    buffer of ``nbytes`` (:func:`emjax.bench.common.copy_bandwidth`; default 64 MiB on
+    a CPU, 1 GiB on an accelerator, whose 50 MiB L2 cache a smaller buffer would
+    flatter or whose launch overhead it would show: 64 MiB measured 1.62 TB/s on an H200,
+    a third of what a run's fields stream at)."""
+    from .common import copy_bandwidth, device_name, on_gpu
 
+    if nbytes is None:
+        nbytes = (1 << 30) if on_gpu() else (64 << 20)
     return copy_bandwidth(nbytes=nbytes, repeats=3, loop=5), device_name()
 
 
