@@ -13,6 +13,10 @@ from .base import Axis, EmModel, Name, Vec3
 from .waveforms import Waveform
 
 
+PortName = Annotated[Name, Field(description="Port name, unique among ports and monitors; "
+                                  "keys its record in the results.")]
+
+
 class PointDipole(EmModel):
     """An electric current element on the Yee edge nearest ``position``.
 
@@ -70,8 +74,7 @@ class LumpedPort(EmModel):
     """
 
     type: Literal["LumpedPort"] = "LumpedPort"
-    name: Name = Field(..., description="Port name, unique among ports and monitors; keys "
-                       "its record in the results.")
+    name: PortName
     position: Vec3 = Field(..., description="Location (the sheet's centre) in m; snapped "
                            "to the nearest edge (grid nodes for a sheet's ends).")
     polarization: Axis = Field(..., description="Edge direction: 'x', 'y' or 'z'; the "
@@ -122,8 +125,7 @@ class WaveguidePort(EmModel):
     """
 
     type: Literal["WaveguidePort"] = "WaveguidePort"
-    name: Name = Field(..., description="Port name, unique among ports and monitors; keys "
-                       "its record in the results.")
+    name: PortName
     center: Vec3 = Field(..., description="Centre of the port rectangle in m; along the normal "
                          "it is the measuring plane (snapped to the nearest E-node plane).")
     size: Vec3 = Field(..., description="Extent in m: the guide's inner width and height, and "
