@@ -60,7 +60,7 @@ medium = { type = "Medium", eps_r = -4.0 }
 """
     assert _problems(text) == [
         "structures[0].geometry.type = 'Spher': unknown type; did you mean 'Sphere'? "
-        "(allowed: Box, Sphere, Cylinder, Ellipsoid, Voxels)",
+        "(allowed: Box, Sphere, Cylinder, Ellipsoid, Voxels, Mesh, GdsExtrusion)",
         "structures[1].geometry.radius = -1: should be greater than 0",
         "structures[1].medium.eps_r = -4.0: should be greater than or equal to 0.000001"]
 

@@ -165,10 +165,13 @@ class Mesh(EmModel):
         return vol * float(np.prod(np.broadcast_to(self.scale, 3)))
 
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """(lower, upper) corners in m of the placed surface's bounding box."""
         t = self.triangles()
         return t.min(axis=(0, 1)), t.max(axis=(0, 1))
 
     def inside(self, x, y, z):
+        """Whether each point (x, y, z in m, broadcasting arrays) is inside the closed
+        surface or on it (the exact ray test of :mod:`emjax.grid.cad`)."""
         from ..registry import entry
 
         return entry("Mesh", "inside")(self, x, y, z)
@@ -234,6 +237,7 @@ class GdsExtrusion(EmModel):
         return self
 
     def cache_key(self) -> tuple:
+        """What the extruded polygons depend on: the file's state and the parameters."""
         return ("GdsExtrusion", _stamp(resolved(self.path)), self.cell, self.layer,
                 self.datatype, self.scale, self.translate)
 
@@ -242,10 +246,13 @@ class GdsExtrusion(EmModel):
         return _gds_polygons(self.cache_key())
 
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """(lower, upper) corners in m of the extrusion's bounding box."""
         pts = np.concatenate(self.polygons())
         return (np.array([*pts.min(axis=0), self.z0]), np.array([*pts.max(axis=0), self.z1]))
 
     def inside(self, x, y, z):
+        """Whether each point (x, y, z in m, broadcasting arrays) lies in a polygon of the
+        layer (or on its edge) with z0 <= z <= z1."""
         from ..registry import entry
 
         return entry("GdsExtrusion", "inside")(self, x, y, z)

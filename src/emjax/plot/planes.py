@@ -140,6 +140,9 @@ def draw_outlines(ax: Any, scenario: Any, c: Cut) -> list[Any]:
         g = s.geometry
         if g.type == "Voxels":
             art = _voxel_outline(ax, g, c)
+        elif g.type in ("Mesh", "GdsExtrusion"):  # no closed-form section: sampled
+            lo, hi = (np.asarray(b, float) for b in g.bounds())
+            art = _cad_outline(ax, g, plane, np.maximum(lo, lower), np.minimum(hi, upper))
         else:
             lo, hi = (np.asarray(b, float) for b in g.bounds())
             art = section(g, plane, np.maximum(lo, lower), np.minimum(hi, upper))
@@ -154,6 +157,23 @@ def draw_outlines(ax: Any, scenario: Any, c: Cut) -> list[Any]:
         ax.plot(p[c.iu], p[c.iv], ls="", marker="*", ms=11, color="tab:red", mec="black",
                 mew=0.6, gid=f"source:{i}", zorder=6)
     return artists
+
+
+def _cad_outline(ax: Any, g: Any, p: Any, lo: np.ndarray, hi: np.ndarray,
+                 n: int = 200) -> Any:
+    """A CAD geometry's section outline (holes included): the 0.5 contour of its inside
+    test on an n x n sampling of the plane over its clipped bounds; None off it."""
+    if not lo[p.axis] <= p.value <= hi[p.axis] or (hi <= lo)[[p.u, p.w]].any():
+        return None
+    uu, ww = np.meshgrid(np.linspace(lo[p.u], hi[p.u], n), np.linspace(lo[p.w], hi[p.w], n),
+                         indexing="ij")
+    xyz = [None, None, None]
+    xyz[p.axis], xyz[p.u], xyz[p.w] = np.full_like(uu, p.value), uu, ww
+    inside = np.asarray(g.inside(*xyz), float)
+    if not inside.any() or inside.all():
+        return None
+    return ax.contour(uu, ww, inside, levels=[0.5], colors="black", linewidths=1.0,
+                      linestyles="--", zorder=4)
 
 
 def _voxel_outline(ax: Any, g: Any, c: Cut) -> Any:
