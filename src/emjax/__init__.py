@@ -15,7 +15,8 @@ __version__ = "0.1.0"
 _LAZY = {
     **dict.fromkeys(("c0", "eps0", "eta0", "mu0"), "constants"),
     **dict.fromkeys(
-        ("CheckpointError", "ConvergenceError", "EmjaxError", "EmjaxWarning", "InstabilityError",
+        ("AdviceWarning", "CheckpointError", "ConvergenceError", "EmjaxError", "EmjaxWarning",
+         "InstabilityError",
          "MeshError", "OutputError", "ResourceError", "SetupError"),
         "errors",
     ),

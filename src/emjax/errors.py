@@ -84,3 +84,10 @@ class MeshError(EmjaxError, ValueError):
 class EmjaxWarning(UserWarning):
     """A run that will go ahead but whose results are probably not what was meant
     (a pulse cut off, too few cells per wavelength, a DFT frequency outside the band)."""
+
+
+class AdviceWarning(EmjaxWarning):
+    """The run advice given before a run starts (:mod:`emjax.driver.advice`, FDFD's
+    resolution and PML checks): the run goes ahead. A class of its own so that tests
+    and convergence studies, which run coarse grids and short pulses on purpose, can
+    leave exactly these aside while every other warning still counts."""

@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from ..constants import c0
-from ..errors import EmjaxWarning
+from ..errors import AdviceWarning
 
 CUTOFF = 1e-3
 """A pulse above this fraction of its peak at or after the run's end is cut off."""
@@ -288,7 +288,7 @@ def advise(signals: Iterable[Signal], dt: float, steps: int, *, spacing=None,
     messages += frequencies(monitors, signals, spectra, dt, steps)
     level = _outside_stacklevel()
     for m in messages:
-        warnings.warn(m, EmjaxWarning, stacklevel=level)
+        warnings.warn(m, AdviceWarning, stacklevel=level)
     return messages
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..constants import eps0, mu0
-from ..errors import EmjaxWarning, SetupError
+from ..errors import AdviceWarning, SetupError
 from ..grid.pml import grading, sigma_optimal, stretch
 from ..grid.rasterize import rasterize
 from ..grid.yee import OFFSETS, YeeGrid
@@ -74,7 +74,7 @@ def check_resolution(sim, pml: int | None = None) -> list[str]:
     if msgs and sim.strict:
         raise SetupError("; ".join(msgs) + " (strict=True)")
     for m in msgs:
-        warnings.warn(m, EmjaxWarning, stacklevel=3)
+        warnings.warn(m, AdviceWarning, stacklevel=3)
     return msgs
 
 

@@ -12,7 +12,6 @@ from pydantic import Field, model_validator
 from .base import Axis, EmModel, Name, Vec3
 from .waveforms import Waveform
 
-
 PortName = Annotated[Name, Field(description="Port name, unique among ports and monitors; "
                                   "keys its record in the results.")]
 
