@@ -62,7 +62,7 @@ bench: venv
 	@echo "wrote $(OUT)/bench.json"
 
 lint: venv
-	$(BIN)/ruff check $(wildcard src tests benchmarks)
+	$(BIN)/ruff check $(wildcard src tests benchmarks examples)
 
 # Old versions of these packages are removed first: two versions of one package in
 # .whl stop the install on the GPU machine. Other files in .whl are left alone.
