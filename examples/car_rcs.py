@@ -13,7 +13,7 @@ far field over the sphere.
 Small size: the built-in scenario with 6 cm cells (92 x 52 x 44), a 6-cell CPML and
 its pulse moved down to 250 MHz (about 10 cells per wavelength at its top), about 10 s
 on a laptop CPU. ``--full``: the built-in as it is (519 x 239 x 159 cells of 1.2 cm,
-600 MHz): a GPU job (about 20 GB and 3 s on an H100; hours on a CPU).
+600 MHz): a GPU job (0.7 GiB, seconds on an H100; an hour or more on a CPU).
 """
 
 from __future__ import annotations

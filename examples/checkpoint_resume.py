@@ -11,7 +11,7 @@ probe of both runs and the energy, with the checkpoint step marked.
     python examples/checkpoint_resume.py [--full] [--out DIR]
 
 Writes ``checkpoint_resume.png`` and the checkpoint ``checkpoint_resume.ckpt.h5``
-into --out. Small size: the built-in's 7.5 mm cells (40^3), a few seconds on a laptop
+into --out. Small size: the built-in's 7.5 mm cells (40^3), about 6 s on a laptop
 CPU; ``--full``: 3.75 mm cells.
 From the shell the same is ``emjax run dipole-cube --checkpoint-every N`` and
 ``emjax run --resume out/dipole-cube.ckpt.h5``.

@@ -9,7 +9,7 @@ the RMS difference from the series over 360 angles.
 
     python examples/cylinder_2d.py [--full] [--out DIR]
 
-Small size: 20 cells per wavelength (110 x 110), a few seconds on a laptop CPU;
+Small size: 20 cells per wavelength (110 x 110), about 4 s on a laptop CPU;
 ``--full``: 40 cells per wavelength.
 """
 

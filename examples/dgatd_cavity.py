@@ -9,8 +9,8 @@ second order in the edge length: 1.2% at 0.1 m, 0.6% at 0.07 m).
 
     python examples/dgatd_cavity.py [--full] [--out DIR]
 
-Needs gmsh (``pip install -e '.[mesh]'``). Small size: edges of 0.1 m (about 3,000
-tetrahedra), a few seconds on a laptop CPU; ``--full``: 0.04 m.
+Needs gmsh (``pip install -e '.[mesh]'``). Small size: edges of 0.1 m (about 4,200
+tetrahedra), about 8 s on a laptop CPU; ``--full``: 0.04 m.
 """
 
 from __future__ import annotations
