@@ -30,7 +30,7 @@ from emjax.analysis.nf2ff import radiated_power, rcs, sphere_quadrature, to_db
 from emjax.scenarios import load_builtin
 
 NAME = "car_rcs"
-LIMIT = 0.10  # |sigma_ext / sigma_s - 1| allowed (measured: 4% at 4.8 cm, 300 MHz)
+LIMIT = 0.05  # |sigma_ext / sigma_s - 1| allowed (measured: 1.5-1.9%)
 
 
 def arguments(argv=None) -> argparse.Namespace:
@@ -47,8 +47,8 @@ def scenario(full: bool) -> tuple[em.FDTD3D, float]:
     if full:
         return sim, 600e6
     f0 = 250e6
-    wave = sim.sources[0].model_copy(update={
-        "box_margin": 4, "waveform": em.GaussianPulse(f0=f0, fwidth=f0 / 3.5)})
+    pulse = em.GaussianPulse(f0=f0, fwidth=f0 / 3.5)
+    wave = sim.sources[0].model_copy(update={"box_margin": 4, "waveform": pulse})
     small = sim.model_dump()  # the same car and plane wave on a coarser grid
     small.update(
         name=NAME,
@@ -56,7 +56,9 @@ def scenario(full: bool) -> tuple[em.FDTD3D, float]:
         boundary=em.CPML(thickness=6),
         sources=[wave],
         monitors=[em.NearToFar(name="far", frequencies=[f0], margin=2)],
-        duration=30e-9,
+        # the pulse (22 ns), then 25 ns for the scattered field to leave the near-to-far
+        # box: stopped at 30 ns, the truncated transforms put the optical theorem 6-13% off
+        duration=2 * pulse.offset * pulse.tau + 25e-9,
     )
     return em.FDTD3D.model_validate(small), f0
 
