@@ -67,7 +67,7 @@ bench: venv
 	@echo "wrote $(OUT)/bench.json"
 
 lint: venv
-	$(BIN)/ruff check $(wildcard src tests benchmarks)
+	$(BIN)/ruff check $(wildcard src tests benchmarks examples)
 
 # The site: docs/ and the pages docs/hooks.py generates (scenario-file reference, command
 # line, validation and benchmark tables), API pages from the docstrings.
