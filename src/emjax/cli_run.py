@@ -233,6 +233,9 @@ def warnings_as_lines(command: str) -> Iterator[None]:
             print(f"emjax {command}: warning: {text}", file=sys.stderr)
 
         warnings.showwarning = show
+        # emjax's warnings are the CLI's output, not errors: shown once each place,
+        # whatever filters the interpreter carries (PYTHONWARNINGS=error, pytest's)
+        warnings.simplefilter("default", EmjaxWarning)
         yield
 
 

@@ -234,6 +234,7 @@ def test_every_public_name_of_emjax_is_in_the_api_reference():
 
 
 def test_generated_pages():
+    pytest.importorskip("mkdocs", reason="the docs extra (make docs installs it)")
     spec = importlib.util.spec_from_file_location("emjax_docs_hooks", DOCS / "hooks.py")
     hooks = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(hooks)
