@@ -83,12 +83,15 @@ class SolvedMode:
 
     def _omega_k(self, f) -> tuple[np.ndarray, np.ndarray]:
         """(W, K): the grid's angular frequency (rad/s) and axial wavenumber (rad/m),
-        K = -j |K| where the mode is cut off."""
+        K = -j |K| where the mode is cut off; NaN above the time step's Nyquist
+        frequency 1 / (2 dt), where W falls again and the table (held constant) would
+        give a TEM mode a vanishing Z at W -> 0 (the launch's filter leaves NaN out)."""
         dt = self.grid[3]
-        w = 2 / dt * np.sin(np.pi * np.asarray(f, np.float64) * dt)
+        f = np.asarray(f, np.float64)
+        w = 2 / dt * np.sin(np.pi * f * dt)
         k2 = (w / c0) ** 2 * self.n_max2 + self._interp(self.table_x, f)
         K = np.where(k2 >= 0, np.sqrt(np.abs(k2)), -1j * np.sqrt(np.abs(k2)))
-        return w, K
+        return w, np.where(f * dt > 0.5, np.nan, K)
 
     def beta(self, f) -> np.ndarray:
         """Propagation constant of the 3D Yee grid in rad/m at f (Hz), complex."""

@@ -216,7 +216,11 @@ def _row(what, xs, f, dt, index, e, h, dA, n_max2):
     w = 2 * math.pi * _grid_frequency(f, dt)
     K = w / c0 * float(np.real(m.n_eff))
     Z = (np.sum(eu * e[0]) + np.sum(ev * e[1])) / (np.sum(hu * h[0]) + np.sum(hv * h[1]))
-    return f, K**2 - (w / c0) ** 2 * n_max2, float(Z) * K / (w * mu0), score
+    x = K**2 - (w / c0) ** 2 * n_max2
+    # a TEM line's X is zero to rounding: make it so, lest the held table end give a
+    # spurious cut-off far below the band
+    x = 0.0 if abs(x) < 1e-8 * (w / c0) ** 2 * n_max2 else x
+    return f, x, float(Z) * K / (w * mu0), score
 
 
 __all__ = ["TABLE_POINTS", "drive_waveform", "section", "solved_mode"]
