@@ -160,7 +160,7 @@ def solved_mode(what: str, sim, s, plan, media, index, a: int, planes, lo, hi) -
     f0 = float(s.mode_frequency or _centre(wave))
     du, dv, dn = grid.spacing[b], grid.spacing[c], grid.spacing[a]
     dA = du * dv
-    modes = _solve(what, xs, f0, dt, s.mode_index + 1)
+    modes = _solve(xs, f0, dt, s.mode_index + 1)
     if len(modes) <= s.mode_index:
         raise SetupError(f"{what}: mode_index {s.mode_index} asked, but the cross-section has "
                          f"{len(modes)} guided mode(s) at {f0:.6g} Hz (indices 0.."
@@ -187,21 +187,19 @@ def solved_mode(what: str, sim, s, plan, media, index, a: int, planes, lo, hi) -
                       index=s.mode_index, info=info)
 
 
-def _solve(what: str, xs: CrossSection, f: float, dt: float, num: int) -> tuple:
-    """The ``num`` modes of ``xs`` at the grid frequency of f (fewer: no warning)."""
-    try:
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", category=EmjaxWarning)
-            return solve_modes(xs, _grid_frequency(f, dt), num)
-    except NoGuidedModeError as exc:
-        raise NoGuidedModeError(f"{what}: mode = 'solved' at {f:.6g} Hz: {exc}") from exc
+def _solve(xs: CrossSection, f: float, dt: float, num: int) -> tuple:
+    """The ``num`` modes of ``xs`` at the grid frequency of f (fewer: no warning);
+    NoGuidedModeError names the port (``xs.name``)."""
+    with warnings.catch_warnings():  # the section is named after the port: its errors too
+        warnings.filterwarnings("ignore", category=EmjaxWarning)
+        return solve_modes(xs, _grid_frequency(f, dt), num)
 
 
 def _row(what, xs, f, dt, index, e, h, dA, n_max2):
     """(f, X, zeta, overlap) of the mode at f that overlaps the profile most; None
     where no guided mode exists (below cut-off)."""
     try:
-        modes = _solve(what, xs, f, dt, index + 2)
+        modes = _solve(xs, f, dt, index + 2)
     except NoGuidedModeError:
         return None
     best, score = None, -1.0
