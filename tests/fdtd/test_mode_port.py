@@ -82,6 +82,21 @@ def test_the_microstrip_case_on_a_coarse_grid():
         assert r["pass"], r
 
 
+def test_mirror_image_peaks_give_both_ports_one_sign():
+    from types import SimpleNamespace
+
+    from emjax.fdtd.modeport import _sign
+
+    # a symmetric line's E_x peaks at its two edges with opposite signs; the solver's
+    # rounding may make either the larger: the sign must not depend on it
+    for wobble in (1e-12, -1e-12):
+        ex = np.array([[0.0, -1.0 - wobble, 0.0, 1.0, 0.0]])
+        mode = SimpleNamespace(E=(ex, np.zeros((2, 1)), None))
+        assert _sign(mode) == -1.0
+        flipped = SimpleNamespace(E=(-ex, np.zeros((2, 1)), None))
+        assert _sign(flipped) == 1.0
+
+
 def test_mode_options_belong_to_solved_modes():
     with pytest.raises(ValueError, match="mode_index and mode_frequency apply to mode = "
                                          "'solved' only"):

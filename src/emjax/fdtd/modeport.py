@@ -138,6 +138,16 @@ def _transverse(mode) -> tuple[np.ndarray, ...]:
     return tuple(np.real(x) for x in (mode.E[0], mode.E[1], mode.H[0], mode.H[1]))
 
 
+def _sign(mode) -> float:
+    """+-1 making the largest transverse E entry positive, the first in index order
+    among entries equal to 1e-6 (a symmetric line's mirror-image peaks tie, and which
+    one the solver's rounding favours would flip the sign between two ports of the same
+    line, and with it S21)."""
+    e = np.concatenate([np.real(mode.E[0]).ravel(), np.real(mode.E[1]).ravel()])
+    mag = np.round(np.abs(e) / np.max(np.abs(e)), 6)
+    return 1.0 if e[int(np.argmax(mag))] >= 0 else -1.0
+
+
 def _norm(pu, pv, dA: float) -> float:
     return math.sqrt((np.sum(pu**2) + np.sum(pv**2)) * dA)
 
@@ -165,7 +175,7 @@ def solved_mode(what: str, sim, s, plan, media, index, a: int, planes, lo, hi) -
         raise SetupError(f"{what}: mode_index {s.mode_index} asked, but the cross-section has "
                          f"{len(modes)} guided mode(s) at {f0:.6g} Hz (indices 0.."
                          f"{len(modes) - 1}); pick a lower mode_index or raise mode_frequency")
-    eu, ev, hu, hv = _transverse(modes[s.mode_index])
+    eu, ev, hu, hv = (x * _sign(modes[s.mode_index]) for x in _transverse(modes[s.mode_index]))
     ne, nh = _norm(eu, ev, dA), _norm(hu, hv, dA)
     e = (eu / ne, ev / ne)
     h = (hu / nh, hv / nh)
