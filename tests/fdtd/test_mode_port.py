@@ -9,10 +9,11 @@ import pytest
 import emjax as em
 from emjax.analysis.sparams import s_parameters
 from emjax.analysis.waveguide import RectangularMode, mode_from_attrs
+from emjax.constants import c0
 from emjax.eigenmode import NoGuidedModeError
 from emjax.errors import SetupError
 from emjax.fdtd.setup import prepare
-from emjax.model import CPML, PEC, Boundaries, WaveguidePort
+from emjax.model import CPML, PEC, PMC, Boundaries, WaveguidePort
 
 A, B = 22.86e-3, 10.16e-3
 
@@ -80,6 +81,46 @@ def test_the_microstrip_case_on_a_coarse_grid():
     assert len(recs) == 4
     for r in recs:
         assert r["pass"], r
+
+
+def _parallel_plate(mode: str = "solved") -> tuple[em.FDTD3D, float]:
+    """A parallel-plate line: PEC plates (y faces) 5 mm apart, PMC side walls (x faces)
+    10 mm apart, 5 x 5 cells, 1 mm along z, ports 20 mm apart."""
+    a, b, dz, n_len, pml, margin = 10e-3, 5e-3, 1e-3, 20, 8, 4
+    nz = n_len + 2 * (pml + margin)
+    z1, z2 = (pml + margin) * dz, (pml + margin + n_len) * dz
+    wave = em.GaussianPulse(f0=5e9, fwidth=1.5e9)
+    common = {"size": (a, b, 0), "mode": mode}
+    return em.FDTD3D(
+        domain=em.Domain(size=(a, b, nz * dz), spacing=(a / 5, b / 5, dz), origin=(0, 0, 0)),
+        boundary=Boundaries(x=PMC(), y=PEC(), z=CPML(thickness=pml)),
+        sources=[WaveguidePort(name="p1", center=(a / 2, b / 2, z1), direction="+",
+                               waveform=wave, **common),
+                 WaveguidePort(name="p2", center=(a / 2, b / 2, z2), direction="-",
+                               excite=False, **common)],
+        duration=2e-9), z2 - z1
+
+
+def test_pmc_side_walls_give_the_parallel_plate_tem_mode():
+    sim, L = _parallel_plate()
+    res = sim.run(progress=False)
+    mode = res["p1"].attrs["mode"]
+    assert mode["info"]["n_eff"] == pytest.approx(1.0, abs=1e-9)
+    # uniform E between the plates, up to and on the PMC walls
+    e_v = np.array(mode["e_v"])
+    assert e_v.shape == (6, 5) and np.allclose(e_v, e_v[0, 0], rtol=1e-9)
+    f = np.linspace(3e9, 7e9, 5)
+    S = s_parameters(res, f).S
+    assert np.all(np.abs(np.abs(S[:, 1, 0]) - 1) < 1e-4)   # measured 2e-8
+    assert np.all(np.abs(S[:, 0, 0]) < 10 ** (-60 / 20))   # measured -84 dB
+    # the phase is the grid's own TEM propagation (measured 5e-6 degree)
+    w = 2 / sim.dt * np.sin(np.pi * f * sim.dt)
+    dz = sim.domain.spacing3[2]
+    beta = 2 / dz * np.arcsin(w * dz / (2 * c0))
+    assert np.all(np.abs(np.angle(S[:, 1, 0] * np.exp(1j * beta * L))) < 1e-5)
+    # the analytic TE/TM modes need PEC on every side
+    with pytest.raises(SetupError, match="is not a PEC wall"):
+        prepare(_parallel_plate("TE")[0])
 
 
 def test_mirror_image_peaks_give_both_ports_one_sign():

@@ -7,8 +7,9 @@ are (b, c, a), and its (Ex, Ey, Ez, Hx, Hy, Hz) the grid's (E_b, E_c, E_a, H_b, 
 H_a) on the rectangle (E_a, H_b, H_c half a cell further along a, where the 3D grid
 keeps them: in a line uniform along a they see the same media). eps and mu come from
 each component's own medium (so a subpixel-averaged edge keeps its average), PEC media
-become the section's PEC masks, and the rectangle's rim is PEC (``_check_walls``). The
-section on the source plane must equal the one on the port plane.
+become the section's PEC masks, and the rectangle's rim is PEC (``_check_walls``) or,
+where it lies on a PMC domain face, PMC (a symmetry plane; a parallel-plate line's
+side walls). The section on the source plane must equal the one on the port plane.
 
 The solver runs at the grid's discrete frequency W / (2 pi), W = (2/dt) sin(w dt/2),
 so that its effective index gives the 3D grid's axial wavenumber
@@ -101,9 +102,22 @@ def _plane(grid, arr, comp: str, a: int, b: int, c: int, plane: int, lo, hi, sha
     return np.pad(out, pad, mode="edge") if any(p[1] for p in pad) else out
 
 
-def section(what: str, grid, media: list, index: dict, a: int, plane: int, lo, hi
-            ) -> CrossSection:
-    """The port's cross-section on ``plane`` (module docstring)."""
+def _walls(plan, b: int, c: int, lo, hi) -> tuple[str, ...]:
+    """The section's (x_low, x_high, y_low, y_high) walls: "pmc" where the rectangle's
+    side lies on a PMC domain face, else "pec" (``_check_walls`` has checked it)."""
+    grid = plan.grid
+    out = []
+    for ax in (b, c):
+        for side, k in ((0, lo[ax]), (1, hi[ax])):
+            on_face = k == (0, grid.cells[ax])[side]
+            out.append("pmc" if on_face and plan.faces[ax][side].kind == "pmc" else "pec")
+    return tuple(out)
+
+
+def section(what: str, grid, media: list, index: dict, a: int, plane: int, lo, hi,
+            walls: tuple[str, ...] = ("pec",) * 4) -> CrossSection:
+    """The port's cross-section on ``plane`` (module docstring); ``walls`` for
+    (x_low, x_high, y_low, y_high)."""
     b, c = (a + 1) % 3, (a + 2) % 3
     X = "xyz"
     cells = (hi[b] - lo[b], hi[c] - lo[c])
@@ -119,7 +133,7 @@ def section(what: str, grid, media: list, index: dict, a: int, plane: int, lo, h
         mu=tuple(mu[idx[k]] for k in ("Hx", "Hy", "Hz")),
         pec=tuple(pec[idx[k]] for k in ("Ex", "Ey", "Ez")),
         spacing=(grid.spacing[b], grid.spacing[c]),
-        lower=(0.0, 0.0), boundaries=("pec",) * 4, name=what)
+        lower=(0.0, 0.0), boundaries=tuple(walls), name=what)
 
 
 def _same(xs1: CrossSection, xs2: CrossSection) -> bool:
@@ -158,8 +172,9 @@ def solved_mode(what: str, sim, s, plan, media, index, a: int, planes, lo, hi) -
     between the planes, no guided mode at the mode frequency, or too few modes."""
     grid, dt = plan.grid, plan.dt
     b, c = (a + 1) % 3, (a + 2) % 3
-    xs = section(what, grid, media, index, a, planes[0], lo, hi)
-    if not _same(xs, section(what, grid, media, index, a, planes[1], lo, hi)):
+    walls = _walls(plan, b, c, lo, hi)
+    xs = section(what, grid, media, index, a, planes[0], lo, hi, walls)
+    if not _same(xs, section(what, grid, media, index, a, planes[1], lo, hi, walls)):
         raise SetupError(f"{what}: its cross-section differs between the port plane and the "
                          "source plane behind it; mode = 'solved' needs a line uniform over "
                          "those cells: move the port into a uniform section")

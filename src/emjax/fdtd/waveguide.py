@@ -143,7 +143,7 @@ def lower(sim, plan, media: list, index: dict, names: set) -> tuple[list, list]:
         p_s = p_m - sgn * SOURCE_CELLS
         _check_planes(what, plan, a, p_m, p_s)
         lo[a] = hi[a] = p_m
-        _check_walls(what, plan, media, index, a, p_m, lo, hi, b, c)
+        _check_walls(what, plan, media, index, a, p_m, lo, hi, b, c, pmc=s.mode == "solved")
         if s.mode == "solved":
             mode = modeport.solved_mode(what, sim, s, plan, media, index, a, (p_m, p_s), lo, hi)
             label = f"solved mode {s.mode_index}"
@@ -226,16 +226,17 @@ def _medium(what, grid, media, index, a, planes, lo, hi, b, c):
     return kinds[0]
 
 
-def _check_walls(what, plan, media, index, a, p, lo, hi, b, c) -> None:
+def _check_walls(what, plan, media, index, a, p, lo, hi, b, c, pmc: bool = False) -> None:
     """The rectangle's rim must be PEC: the tangential E along each edge is a PEC
-    domain face or rasterized as PEC."""
+    domain face or rasterized as PEC; with ``pmc`` (a solved mode) a PMC domain face
+    is a wall too."""
     grid = plan.grid
     for ax, other in ((b, c), (c, b)):  # walls normal to ax: E along `other` on them
         comp = f"E{'xyz'[other]}"
         for side, k in ((0, lo[ax]), (1, hi[ax])):
             face = plan.faces[ax][side].kind
             on_face = k == (0, grid.cells[ax])[side]
-            if on_face and face == "pec":
+            if on_face and (face == "pec" or (pmc and face == "pmc")):
                 continue
             sl = list(_region(grid, comp, a, p, lo, hi))
             sl[ax] = slice(k, k + 1)
@@ -243,8 +244,8 @@ def _check_walls(what, plan, media, index, a, p, lo, hi, b, c) -> None:
                 x = grid.lower[ax] + k * grid.spacing[ax]
                 raise SetupError(
                     f"{what}: its edge {'xyz'[ax]} = {x:.6g} m is not a PEC wall (neither a PEC "
-                    "domain face nor a PEC structure there); the port's rectangle must be the "
-                    "inside of a PEC guide")
+                    "domain face nor a PEC structure there; a solved mode also takes a PMC "
+                    "domain face); the port's rectangle must be the inside of a PEC guide")
 
 
 def _profile(grid, mode, field, comp, sl, b, c, lo, ax_local: str) -> np.ndarray:

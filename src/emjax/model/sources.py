@@ -113,9 +113,10 @@ class WaveguidePort(EmModel):
     v = y; x: u = y, v = z; y: u = z, v = x); ``m`` counts half-waves along u, ``n``
     along v (WR-90 normal to z with its broad side along x: TE10). ``mode = "solved"``
     instead takes the profile of the 2D eigenmode solver (``emjax.eigenmode``) on the
-    rasterized cross-section inside the rectangle (its rim PEC; lossless, non-dispersive
-    media and PEC inside, the same on the source and port planes), so that a coax or a
-    microstrip gets its quasi-TEM mode (``emjax.fdtd.modeport``). ``direction`` is
+    rasterized cross-section inside the rectangle (its rim PEC, or PMC where it lies on
+    a PMC domain face; lossless, non-dispersive media and PEC inside, the same on the
+    source and port planes), so that a coax or a microstrip gets its (quasi-)TEM mode
+    (``emjax.fdtd.modeport``). ``direction`` is
     the side the device lies on: the mode is launched that way, and a = the wave going
     in, b = the wave coming out. ``amplitude * waveform(t)`` is the launched wave's
     modal voltage in V (E_t = V e(u, v), e normalized to unit integral of |e|^2; the
