@@ -138,6 +138,28 @@ def test_mirror_image_peaks_give_both_ports_one_sign():
         assert _sign(flipped) == 1.0
 
 
+def test_a_pec_edge_with_a_free_end_node_is_refused():
+    from types import SimpleNamespace
+
+    from emjax.eigenmode import cross_section
+    from emjax.fdtd.modeport import _check_conductors
+
+    # a strip of 4 x edges whose last end node is free (as a rasterized strip whose
+    # face lies exactly on a grid line can come out): the solver finds no TEM mode
+    ex = np.zeros((10, 7), bool)
+    ex[3:7, 3] = True
+    ez = np.zeros((11, 7), bool)
+    ez[3:7, 3] = True
+    grid = SimpleNamespace(lower=(0.0, 0.0, 0.0), spacing=(1e-3, 1e-3, 1e-3))
+    xs = cross_section(np.ones((10, 6)), (1e-3, 1e-3), pec_edges=(ex, None, ez), name="p")
+    with pytest.raises(SetupError, match=r"p: the PEC edge along x at \(0.0065, 0.003, 0.002\) "
+                                         r"m has an end node that is not PEC"):
+        _check_conductors("p", grid, xs, 2, 2, (0, 0, 0))
+    ez[7, 3] = True
+    _check_conductors("p", grid, cross_section(np.ones((10, 6)), (1e-3, 1e-3),
+                                               pec_edges=(ex, None, ez)), 2, 2, (0, 0, 0))
+
+
 def test_mode_options_belong_to_solved_modes():
     with pytest.raises(ValueError, match="mode_index and mode_frequency apply to mode = "
                                          "'solved' only"):
