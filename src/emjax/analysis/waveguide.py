@@ -157,10 +157,15 @@ class RectangularMode:
         return {"mode_type": "RectangularMode", **out}
 
 
-def mode_from_attrs(attrs: dict) -> RectangularMode:
-    """The mode a port's record describes (``attrs["mode"]``)."""
+def mode_from_attrs(attrs: dict):
+    """The mode a port's record describes (``attrs["mode"]``): a
+    :class:`RectangularMode` or a :class:`emjax.analysis.solvedmode.SolvedMode`."""
     a = dict(attrs)
     kind = a.pop("mode_type")
+    if kind == "SolvedMode":
+        from .solvedmode import solved_from_attrs
+
+        return solved_from_attrs(a)
     if kind != "RectangularMode":
         raise ValueError(f"unknown waveguide mode type {kind!r}")
     grid = a.pop("grid")

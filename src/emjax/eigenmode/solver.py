@@ -174,6 +174,12 @@ def _mode(xs: CrossSection, op: operators.Operators, p, vec: np.ndarray, n: comp
     n_hx = op.mu[0].size
     ex, ey = et[:op.n_ex], et[op.n_ex:]
     hx, hy = ht[:n_hx], ht[n_hx:]
+    # P comes from Ampere's law for the transverse E, which does not hold on a PEC E
+    # node (a surface current flows there); Faraday's law gives the H beside it: zero,
+    # the normal H of a PEC wall or conductor face (its E and the Ez at its ends vanish)
+    mask_x, mask_y, _ = operators.e_masks(xs)
+    hx = np.where(mask_y.ravel(), 0.0, hx)
+    hy = np.where(mask_x.ravel(), 0.0, hy)
     hz = -1j * op.inv_mu_z * (op.dyf_e @ ex - op.dxf_e @ ey)
     ez = -1j * op.inv_eps_z * (op.dxb_z @ hy - op.dyb_z @ hx)
     e = (ex.reshape(shp["Ex"]), ey.reshape(shp["Ey"]), ez.reshape(shp["Ez"]))

@@ -45,6 +45,7 @@ from ..errors import SetupError
 from ..grid.yee import OFFSETS
 from ..model import PEC, LumpedPort, WaveguidePort
 from ..model.dispersion import PoleMedium
+from . import modeport
 
 SOURCE_CELLS = 2
 """Cells between the source plane and the measuring plane (the source plane lies
@@ -142,22 +143,27 @@ def lower(sim, plan, media: list, index: dict, names: set) -> tuple[list, list]:
         p_s = p_m - sgn * SOURCE_CELLS
         _check_planes(what, plan, a, p_m, p_s)
         lo[a] = hi[a] = p_m
-        medium = _medium(what, grid, media, index, a, (p_m, p_s), lo, hi, b, c)
-        _check_walls(what, plan, media, index, a, p_m, lo, hi, b, c)
-        mode = RectangularMode(s.mode, s.m, s.n, (hi[b] - lo[b]) * d[b],
-                               (hi[c] - lo[c]) * d[c], medium.eps_r, medium.mu_r
-                               ).on_grid(d[b], d[c], d[a], dt)
+        _check_walls(what, plan, media, index, a, p_m, lo, hi, b, c, pmc=s.mode == "solved")
+        if s.mode == "solved":
+            mode = modeport.solved_mode(what, sim, s, plan, media, index, a, (p_m, p_s), lo, hi)
+            label = f"solved mode {s.mode_index}"
+        else:
+            medium = _medium(what, grid, media, index, a, (p_m, p_s), lo, hi, b, c)
+            mode = RectangularMode(s.mode, s.m, s.n, (hi[b] - lo[b]) * d[b],
+                                   (hi[c] - lo[c]) * d[c], medium.eps_r, medium.mu_r
+                                   ).on_grid(d[b], d[c], d[a], dt)
+            label = f"mode {s.mode}{s.m}{s.n}"
         g = s.waveform.sampler() if s.excite else None
         if s.excite:
             fc, top = mode.cutoff_frequency, float(s.waveform.fmax)
             if top <= fc:
                 raise SetupError(
-                    f"{what}: its mode {s.mode}{s.m}{s.n} is cut off below {fc:.6g} Hz in "
-                    f"this guide (eps_r = {medium.eps_r:.6g}), above the whole band of its "
-                    f"waveform (up to {top:.6g} Hz); raise the waveform's frequency or pick "
-                    "a lower mode")
+                    f"{what}: its {label} is cut off below {fc:.6g} Hz in this guide, above "
+                    f"the whole band of its waveform (up to {top:.6g} Hz); raise the "
+                    "waveform's frequency or pick a lower mode")
             v_t, i_t = launch(mode, s.amplitude, g, _centre(s.waveform), dt, plan.steps)
-            sheets += _sheets(grid, mode, i, a, b, c, sgn, p_s, lo, hi, medium, dt, v_t, i_t)
+            sheets += _sheets(grid, mode, i, a, b, c, sgn, p_s, lo, hi, (media, index), dt,
+                              v_t, i_t)
         measures.append(_measure(grid, mode, i, s, a, b, c, sgn, p_m, lo, hi,
                                  v_t if s.excite else None))
     return sheets, measures
@@ -220,16 +226,17 @@ def _medium(what, grid, media, index, a, planes, lo, hi, b, c):
     return kinds[0]
 
 
-def _check_walls(what, plan, media, index, a, p, lo, hi, b, c) -> None:
+def _check_walls(what, plan, media, index, a, p, lo, hi, b, c, pmc: bool = False) -> None:
     """The rectangle's rim must be PEC: the tangential E along each edge is a PEC
-    domain face or rasterized as PEC."""
+    domain face or rasterized as PEC; with ``pmc`` (a solved mode) a PMC domain face
+    is a wall too."""
     grid = plan.grid
     for ax, other in ((b, c), (c, b)):  # walls normal to ax: E along `other` on them
         comp = f"E{'xyz'[other]}"
         for side, k in ((0, lo[ax]), (1, hi[ax])):
             face = plan.faces[ax][side].kind
             on_face = k == (0, grid.cells[ax])[side]
-            if on_face and face == "pec":
+            if on_face and (face == "pec" or (pmc and face == "pmc")):
                 continue
             sl = list(_region(grid, comp, a, p, lo, hi))
             sl[ax] = slice(k, k + 1)
@@ -237,8 +244,8 @@ def _check_walls(what, plan, media, index, a, p, lo, hi, b, c) -> None:
                 x = grid.lower[ax] + k * grid.spacing[ax]
                 raise SetupError(
                     f"{what}: its edge {'xyz'[ax]} = {x:.6g} m is not a PEC wall (neither a PEC "
-                    "domain face nor a PEC structure there); the port's rectangle must be the "
-                    "inside of a PEC guide")
+                    "domain face nor a PEC structure there; a solved mode also takes a PMC "
+                    "domain face); the port's rectangle must be the inside of a PEC guide")
 
 
 def _profile(grid, mode, field, comp, sl, b, c, lo, ax_local: str) -> np.ndarray:
@@ -246,22 +253,36 @@ def _profile(grid, mode, field, comp, sl, b, c, lo, ax_local: str) -> np.ndarray
     return np.asarray(mode.profile(field, ax_local, u, v), np.float64)
 
 
-def _sheets(grid, mode, i, a, b, c, sgn, p_s, lo, hi, medium, dt, v_t, i_t):
+def _material(media, index, name: str, sl) -> np.ndarray:
+    """eps (E) or mu (H) in F/m or H/m at ``name``'s samples in ``sl``; infinite on PEC
+    (a sheet adds nothing there)."""
+    electric = name[0] == "E"
+    table = np.array([np.inf if isinstance(m, PEC) else
+                      (eps0 * getattr(m, "eps_r", getattr(m, "eps_inf", 1.0)) if electric
+                       else mu0 * getattr(m, "mu_r", 1.0)) for m in media])
+    return table[index[name][sl]]
+
+
+def _sheets(grid, mode, i, a, b, c, sgn, p_s, lo, hi, materials, dt, v_t, i_t):
     """The four sheets of a port's TF/SF plane (module docstring), zero ones left out;
-    v_t, i_t: the launched modal voltage on the plane and current half a cell behind."""
+    v_t, i_t: the launched modal voltage on the plane and current half a cell behind;
+    ``materials`` = (media, index) for each sample's own eps and mu. The H sheets carry
+    M = -n x E_inc (the E profile), the E sheets J = n x H_inc, written through the H
+    profile (-n x h: h_v along b, -h_u along c), which for an analytic mode, h = n x
+    e, is e itself; a solved mode's h need not be (a microstrip)."""
     d = grid.spacing[a]
-    mu, eps = mu0 * medium.mu_r, eps0 * medium.eps_r
     h_plane = p_s - 1 if sgn > 0 else p_s  # H half a cell behind the source plane
     X = "xyz"
-    specs = (("H", b, h_plane, "v", -sgn * dt / (mu * d), v_t),
-             ("H", c, h_plane, "u", sgn * dt / (mu * d), v_t),
-             ("E", b, p_s, "u", dt / (eps * d), i_t),
-             ("E", c, p_s, "v", dt / (eps * d), i_t))
+    specs = (("H", b, h_plane, "E", "v", -sgn, v_t),
+             ("H", c, h_plane, "E", "u", sgn, v_t),
+             ("E", b, p_s, "H", "v", 1, i_t),
+             ("E", c, p_s, "H", "u", -1, i_t))
     out = []
-    for field, comp, plane, ax_local, scale, wave in specs:
+    for field, comp, plane, prof_field, ax_local, sign, wave in specs:
         name = f"{field}{X[comp]}"
         sl = _region(grid, name, a, plane, lo, hi)
-        prof = scale * _profile(grid, mode, "E", name, sl, b, c, lo, ax_local)
+        scale = sign * dt / (_material(*materials, name, sl) * d)
+        prof = scale * _profile(grid, mode, prof_field, name, sl, b, c, lo, ax_local)
         if np.any(prof != 0):
             out.append(SheetSource(field, comp, sl, prof, wave, i))
     return out
@@ -327,7 +348,7 @@ def launch(mode, amplitude: float, g, centre: float, dt: float, steps: int) -> t
     I = amplitude * g(t) / |Z(f_0)| (f_0 the waveform's centre, at least 1.1 f_c) and V
     = I Z exp(-j beta dn/2), whose Z vanishes there instead; V is then amplitude * g
     at f_0 only. The filtered one is formed by FFT (:func:`filtered`)."""
-    if mode.kind == "TE":
+    if mode.kind != "TM":  # TE and solved modes: voltage-driven
         v_t = partial(_scaled, amplitude=amplitude, g=g)
         return v_t, filtered(mode, v_t, dt, steps, lambda adv, z: adv / z)
     f0 = max(centre, 1.1 * mode.cutoff_frequency)

@@ -111,7 +111,12 @@ class WaveguidePort(EmModel):
     the guide's inside, assumed bounded by PEC walls and filled with one lossless
     medium. Its tangential axes (u, v) follow the normal cyclically (normal z: u = x,
     v = y; x: u = y, v = z; y: u = z, v = x); ``m`` counts half-waves along u, ``n``
-    along v (WR-90 normal to z with its broad side along x: TE10). ``direction`` is
+    along v (WR-90 normal to z with its broad side along x: TE10). ``mode = "solved"``
+    instead takes the profile of the 2D eigenmode solver (``emjax.eigenmode``) on the
+    rasterized cross-section inside the rectangle (its rim PEC, or PMC where it lies on
+    a PMC domain face; lossless, non-dispersive media and PEC inside, the same on the
+    source and port planes), so that a coax or a microstrip gets its (quasi-)TEM mode
+    (``emjax.fdtd.modeport``). ``direction`` is
     the side the device lies on: the mode is launched that way, and a = the wave going
     in, b = the wave coming out. ``amplitude * waveform(t)`` is the launched wave's
     modal voltage in V (E_t = V e(u, v), e normalized to unit integral of |e|^2; the
@@ -131,7 +136,15 @@ class WaveguidePort(EmModel):
                        "0 along the normal.")
     direction: Literal["+", "-"] = Field(..., description="Side of the plane the device lies "
                                          "on, along the normal: '+' or '-'.")
-    mode: Literal["TE", "TM"] = Field("TE", description="Mode family.")
+    mode: Literal["TE", "TM", "solved"] = Field(
+        "TE", description="Mode family: analytic 'TE' or 'TM' of an empty rectangular "
+        "guide, or 'solved': mode 'mode_index' of the 2D eigenmode solver on the port's "
+        "own cross-section (any media and PEC inside the rectangle: coax, microstrip).")
+    mode_index: int = Field(0, ge=0, le=32, description="'solved' only: which mode, by "
+                            "descending effective index (0 = fundamental).")
+    mode_frequency: float | None = Field(None, gt=0, description="'solved' only: the "
+                                         "frequency in Hz of the mode's profile; default "
+                                         "the centre of the launched waveform.")
     m: int = Field(1, ge=0, le=64, description="Half-waves along u (the first tangential axis).")
     n: int = Field(0, ge=0, le=64, description="Half-waves along v (the second tangential "
                    "axis).")
@@ -163,6 +176,9 @@ class WaveguidePort(EmModel):
             raise ValueError(f"{what}: size {tuple(self.size)} m must have exactly one zero "
                              "extent (the normal) and two positive ones (the guide's width "
                              "and height)")
+        if self.mode != "solved" and (self.mode_index != 0 or self.mode_frequency is not None):
+            raise ValueError(f"{what}: mode_index and mode_frequency apply to mode = 'solved' "
+                             f"only; mode {self.mode!r} takes m and n")
         if self.mode == "TE" and self.m == 0 and self.n == 0:
             raise ValueError(f"{what}: TE00 does not exist; give m or n >= 1 (TE10 is the "
                              "fundamental mode of a guide wider along u)")
