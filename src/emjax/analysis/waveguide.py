@@ -188,15 +188,17 @@ def modal_waves(md, frequencies) -> dict[str, np.ndarray]:
 
     f = np.atleast_1d(np.asarray(frequencies, np.float64))
     mode = mode_from_attrs(md.attrs["mode"])
-    V = spectrum(md.data["V"], md.coords["t_E"], f)
-    I_mean = spectrum(md.data["I"], md.coords["t_H"], f)
+    # time is the records' last axis (a batched run's excitations lead): moved first
+    V = spectrum(np.moveaxis(md.data["V"], -1, 0), md.coords["t_E"], f)
+    I_mean = spectrum(np.moveaxis(md.data["I"], -1, 0), md.coords["t_H"], f)
+    along = (slice(None),) + (None,) * (V.ndim - 1)  # per-frequency factors, broadcast
     cos_half, _ = mode.half_cell(f)
-    current = I_mean / cos_half
+    current = I_mean / cos_half[along]
     Z = mode.impedance(f)
-    beta = mode.beta(f)
+    beta = mode.beta(f)[along]
     shift = float(md.attrs["reference_shift"])
-    a = 0.5 * (V + Z * current) * np.exp(-1j * beta * shift)
-    b = 0.5 * (V - Z * current) * np.exp(1j * beta * shift)
+    a = 0.5 * (V + Z[along] * current) * np.exp(-1j * beta * shift)
+    b = 0.5 * (V - Z[along] * current) * np.exp(1j * beta * shift)
     return {"V": V, "I": current, "a": a, "b": b, "Z": Z}
 
 
@@ -231,7 +233,8 @@ def default_frequencies(results, points: int = 101) -> np.ndarray:
                          "excite = true, or give the frequencies")
     t = driven[0].coords["t_E"]
     dt, n = float(t[1] - t[0]), 8 * len(t)
-    mag = sum(np.abs(np.fft.rfft(md.data["V_source"], n)) for md in driven)
+    mag = sum(np.abs(np.fft.rfft(md.data["V_source"], n)).reshape(-1, n // 2 + 1).sum(0)
+              for md in driven)
     f = np.fft.rfftfreq(n, dt)
     fc = max(mode_from_attrs(md.attrs["mode"]).cutoff_frequency for md in ports)
     inside = f[(mag >= mag.max() * 10 ** (-BAND_DB / 20)) & (f > 1.01 * fc)]
@@ -257,14 +260,18 @@ def port_waves(results, frequencies=None):
     f = (default_frequencies(results) if frequencies is None
          else np.atleast_1d(np.asarray(frequencies, np.float64)))
     waves = [modal_waves(md, f) for md in ports]
-    root = [np.sqrt(w["Z"]) for w in waves]
+    batched = ports[0].attrs.get("excitations")
+    along = (slice(None),) + (None,) * (batched is not None)
+    root = [np.sqrt(w["Z"])[along] for w in waves]
+    # ports last: (nf, ports), or (nf, excitations, ports) for a batched run
     stack = lambda key, div: np.stack([w[key] / r if div else w[key]  # noqa: E731
-                                       for w, r in zip(waves, root, strict=True)], axis=1)
+                                       for w, r in zip(waves, root, strict=True)], axis=-1)
     return PortWaves(
         names=tuple(md.name for md in ports),
         z0=np.array([w["Z"][len(f) // 2] for w in waves], np.complex128),
         excited=tuple(md.name for md in ports if md.attrs.get("excite")), frequencies=f,
-        V=stack("V", False), I=stack("I", False), a=stack("a", True), b=stack("b", True))
+        V=stack("V", False), I=stack("I", False), a=stack("a", True), b=stack("b", True),
+        excitations=tuple(batched) if batched is not None else None)
 
 
 __all__ = ["BAND_DB", "RectangularMode", "default_frequencies", "modal_waves", "mode_from_attrs",

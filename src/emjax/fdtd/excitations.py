@@ -1,7 +1,8 @@
 """Batched port excitations: every column of an N-port S-matrix from one compiled run.
 
 With ``port_excitation = "each"`` (FDTD3D) a run is B excitations, the k-th driving only
-the k-th excited port while the other ports load their edges with Z0 and measure. The B
+the k-th excited port (a lumped port's edges, a waveguide port's sheets) while the other
+ports stay passive, loading the structure with Z0 or their mode, and measure. The B
 runs share the grid, the coefficient tables and the compiled chunk: the chunk of
 :mod:`emjax.fdtd.solver` is ``jax.vmap``-ed over a leading excitation axis of the state
 and of the source samples (the step count and everything else stay unbatched), so the
@@ -79,13 +80,10 @@ class BatchedFDTDSolver(FDTDSolver):
         super().__init__(sim, chunk=chunk, check_memory=False, align=align)
         self.groups = [self.excited[k:k + self.group] for k in range(0, count, self.group)]
         self.current = 0
-        sources = [e.source for e in self.setup.sources]
-        self._masks = []
-        for members in self.groups:
-            mask = np.zeros((self.group, len(sources)), np.float64)
-            for b, i in enumerate(members):
-                mask[b] = [float(src == i) for src in sources]
-            self._masks.append(mask)
+        self._masks = [_masks(members, self.group, self.setup.sources)
+                       for members in self.groups]
+        self._sheet_masks = [_masks(members, self.group, self.setup.sheets)
+                             for members in self.groups]
 
     # ----------------------------------------------------------------- chunk
     def init_state(self) -> FDTDState:
@@ -102,6 +100,9 @@ class BatchedFDTDSolver(FDTDSolver):
         xs["src"] = {c: (mask[:, None, cols] * wv[None]).astype(wv.dtype)
                      for (c, cols), wv in zip(self._src_cols.items(), xs["src"].values(),
                                               strict=True)}
+        sheet = xs["sheet"]  # the waveguide ports' sheets, switched the same way
+        xs["sheet"] = (self._sheet_masks[self.current][:, None, :] * sheet[None]).astype(
+            sheet.dtype)
         return xs
 
     def _compile(self, length: int):
@@ -109,7 +110,7 @@ class BatchedFDTDSolver(FDTDSolver):
             fn = partial(_chunk, setup=self.setup, length=length, step=self.step_fn,
                          field=self.field_fn)
             axes = state_axes()
-            xs_axes = {"src": 0, "dft": None, "n2f": None, "inc": None, "sheet": None}
+            xs_axes = {"src": 0, "dft": None, "n2f": None, "inc": None, "sheet": 0}
             # the record's leaves stay time-major (excitation second), as the driver joins
             # chunks along their first axis
             batched = jax.vmap(fn, in_axes=(axes, None, xs_axes, None), out_axes=(axes, 1, 0))
@@ -150,8 +151,11 @@ class BatchedFDTDSolver(FDTDSolver):
             rec = jax.tree.map(lambda a, b=b: a[:, b], record)
             ports = tuple(p if p.source == i else dataclasses.replace(p, voltage=None)
                           for p in self.setup.ports)
-            per.append(collect(dataclasses.replace(self.setup, ports=ports), self.sim, one,
-                               rec, steps))
+            guides = tuple(g if g.source == i else dataclasses.replace(
+                g, voltage=None, attrs={**g.attrs, "excite": False})
+                for g in self.setup.waveguides)
+            per.append(collect(dataclasses.replace(self.setup, ports=ports, waveguides=guides),
+                               self.sim, one, rec, steps))
         names = [self.sim.sources[i].name for i in members]
         return {name: stacked([p[name] for p in per], names) for name in per[0]}
 
@@ -161,6 +165,16 @@ class BatchedFDTDSolver(FDTDSolver):
         meta = super().metadata(steps, wall, compile_s, rate * self.group)
         return {**meta, "excitations": [self.sim.sources[i].name for i in self.excited],
                 "excitation_group": self.group}
+
+
+def _masks(members: list[int], group: int, lowered) -> np.ndarray:
+    """(group, len(lowered)) ones where a lowered source (an edge or a sheet) comes from
+    the scenario source each excitation drives; the padding rows of a last group stay
+    silent."""
+    mask = np.zeros((group, len(lowered)), np.float64)
+    for b, i in enumerate(members):
+        mask[b] = [float(e.source == i) for e in lowered]
+    return mask
 
 
 def stacked(parts: list, names: list[str], join=np.stack):

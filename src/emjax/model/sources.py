@@ -255,12 +255,7 @@ def excitation_problems(sources, port_excitation: str) -> list[str]:
         problems.append("port_excitation = 'each' needs at least one port with excite = true "
                         "(one excitation per excited port); add one or use 'simultaneous'")
     for i, s in enumerate(sources):
-        if isinstance(s, WaveguidePort):
-            problems.append(
-                f"sources[{i}] WaveguidePort '{s.name}': port_excitation = 'each' batches "
-                "lumped ports only for now; run one excitation per run (excite = true on "
-                "one port) and join the columns with emjax.analysis.sparams.combine")
-        elif not hasattr(s, "excite"):
+        if not hasattr(s, "excite"):
             problems.append(
                 f"sources[{i}] {s.type}: port_excitation = 'each' drives one port per "
                 "excitation, and this source would be on in every one of them; remove it or "
