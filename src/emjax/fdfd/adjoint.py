@@ -191,8 +191,9 @@ def conic_filter(rho: jax.Array, radius: float) -> jax.Array:
     u = np.arange(-n, n + 1)
     d = np.sqrt(u[:, None, None] ** 2 + u[None, :, None] ** 2 + u[None, None, :] ** 2)
     k = jnp.asarray(np.maximum(0.0, 1.0 - d / radius), dtype=rho.dtype)
-    num = jax.scipy.signal.convolve(rho, k, mode="same")
-    den = jax.scipy.signal.convolve(jnp.ones_like(rho), k, mode="same")
+    # zero padding and a "valid" convolution: any region shape, even thinner than the cone
+    num = jax.scipy.signal.convolve(jnp.pad(rho, n), k, mode="valid")
+    den = jax.scipy.signal.convolve(jnp.pad(jnp.ones_like(rho), n), k, mode="valid")
     return num / den
 
 
