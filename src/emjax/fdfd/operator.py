@@ -207,7 +207,7 @@ def apply_sep(ops, y):
         (e0, d0), (e1, d1) = H_TERMS[c]
         h.append(f1("h", d0) * _fwd(x[e0], d0) - f1("h", d1) * _fwd(x[e1], d1))
     out = []
-    kw = ops["kt"][ops["ki"].astype(jnp.int32)]
+    kw = _kw(ops)
     for a in range(3):
         (h0, d0), (h1, d1) = E_TERMS[a]
         curl = f1("e", d0) * _bwd(h[h0], d0) - f1("e", d1) * _bwd(h[h1], d1)
@@ -235,6 +235,14 @@ def _sep_factors(ops, shape):
         rs.append(jnp.broadcast_to(sx[:, None, None] * sy[None, :, None] * sz[None, None, :],
                                    shape))
     return None, jnp.stack(rs)
+
+
+def _kw(ops):
+    """-k0^2 eps_r at the E samples, (3, nx, ny, nz): ``ops["kw"]`` where given (a traced
+    array: :mod:`emjax.fdfd.adjoint` differentiates through it), else the table lookup."""
+    if "kw" in ops:
+        return ops["kw"]
+    return ops["kt"][ops["ki"].astype(jnp.int32)]
 
 
 def matvec_sep(ops, x):
@@ -308,7 +316,7 @@ def apply_sep_stencil(ops, y):
             out = out + (term if slot == 0 else -term)
         return out
 
-    kw = ops["kt"][ops["ki"].astype(jnp.int32)]
+    kw = _kw(ops)
     out = []
     for a in range(3):
         curl = 0
