@@ -26,24 +26,10 @@ import warnings
 
 import numpy as np
 
-from ..constants import eps0
-from ..model import Box, Domain, Medium, Structure
 from ..records import Check
+from ..scenarios.design import lossy_box
 
 STEPS = (1e-3, 1e-4, 1e-5, 1e-6)
-
-
-def _scenario(cells: int, pml: int):
-    from ..model.fdfd import FDFD3D, PML, FDFDSolver
-
-    f = 1e9
-    lossy = Medium(eps_r=2.0, sigma=0.5 * 2 * np.pi * f * eps0)  # 2 - 0.5j at f
-    d = 0.02
-    return FDFD3D(domain=Domain(size=(cells * d,) * 3, spacing=d), frequency=f,
-                  structures=[Structure(geometry=Box(center=(0, 0, -0.04),
-                                                     size=(0.08, 0.08, 0.04)), medium=lossy)],
-                  boundary=PML(thickness=pml), rcs=False,
-                  solver=FDFDSolver(tol=1e-12, max_iter=4000))
 
 
 def grad_fdfd(cells: int = 20, pml: int = 5, limit: float = 1e-5) -> list[Check]:
@@ -54,7 +40,7 @@ def grad_fdfd(cells: int = 20, pml: int = 5, limit: float = 1e-5) -> list[Check]
     from ..fdfd import adjoint, solver
 
     case = "grad-fdfd"
-    sim = _scenario(cells, pml)
+    sim = lossy_box(cells, pml)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a coarse grid and a thin PML, on purpose
         prep = solver.prepare(sim)  # complex128 (switches x64 on), separable, fastdiag
