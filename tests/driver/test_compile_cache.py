@@ -6,7 +6,8 @@
   in the results file, and in the printed ``times:`` line).
 * ``EMJAX_CACHE_DIR=off`` and ``--no-cache`` switch it off (the folder is not made);
   a folder that cannot be made prints one warning line and the run goes on uncached.
-* The metadata's stage times are non-negative and together within the run's wall time.
+* The metadata's stage times (FDTD2D, FDTD3D, DGATD) are non-negative and together
+  within the command's wall time; stepping is the loop's wall time less compiling.
 * JAX's settings are the same after a CLI run as before (the cache is the run's only);
   ``emjax.enable_compilation_cache`` switches it on for the process.
 
@@ -38,6 +39,12 @@ def jax_settings():
     for name, value in saved.items():
         jax.config.update(name, value)
     cc.reset_cache()
+
+
+@pytest.fixture(autouse=True)
+def no_figures(monkeypatch):
+    """The runs draw no figures (tested in tests/cli; here they would only cost time)."""
+    monkeypatch.setattr("emjax.outputs.write_outputs", lambda *a, **k: [])
 
 
 def _run(args: list[str], capsys) -> tuple[int, str, str, float]:
@@ -74,16 +81,23 @@ def test_second_run_hits_the_persistent_cache(tmp_path, monkeypatch, capsys, sma
     assert not (tmp_path / "out").exists()  # nothing beside the outputs asked for
 
 
-@pytest.mark.parametrize("how", ["env", "flag"])
-def test_cache_off(tmp_path, monkeypatch, capsys, small_fdtd2d, how):
+@pytest.mark.parametrize(("how", "factory"), [("env", "small_fdtd3d"), ("flag", "small_dgatd")])
+def test_cache_off_and_the_stage_times_of_each_solver(tmp_path, monkeypatch, capsys, request,
+                                                      how, factory):
     cache = tmp_path / "cache"
     monkeypatch.setenv("EMJAX_CACHE_DIR", "off" if how == "env" else str(cache))
-    doc = small_fdtd2d(steps=4).save(tmp_path / "s.toml")
+    doc = request.getfixturevalue(factory)(steps=4).save(tmp_path / "s.toml")
     extra = ["--no-cache"] if how == "flag" else []
-    rc, out, err, _ = _run([str(doc), "-o", str(tmp_path / "r.h5"), *extra], capsys)
+    rc, out, err, wall = _run([str(doc), "-o", str(tmp_path / "r.h5"), *extra], capsys)
     assert rc == 0, err
-    assert em.Results.load(tmp_path / "r.h5").metadata["compile_cache"] == "off"
+    meta = em.Results.load(tmp_path / "r.h5").metadata
+    assert meta["compile_cache"] == "off"
     assert "compilation cache: off" in out and not cache.exists()
+    assert all(meta[key] >= 0 for key in STAGES), meta
+    assert sum(meta[key] for key in STAGES) <= wall
+    # the loop's wall time is compiling plus stepping (the set-up came before it)
+    assert meta["stepping_time_s"] == pytest.approx(meta["wall_time_s"]
+                                                    - meta["compile_time_s"])
 
 
 def test_unusable_cache_folder_warns_once_and_runs(tmp_path, monkeypatch, capsys,
@@ -107,16 +121,3 @@ def test_enable_compilation_cache_from_python(tmp_path):
     # the default lies in the user cache, never in a run's output folder
     assert default_cache_dir().parts[-2:] == ("emjax", "jax")
 
-
-@pytest.mark.parametrize("factory", ["small_fdtd3d", "small_dgatd"])
-def test_stage_times_of_each_time_domain_solver(request, factory):
-    sim = request.getfixturevalue(factory)(steps=4)
-    t0 = time.perf_counter()
-    meta = sim.run(progress=False).metadata
-    wall = time.perf_counter() - t0
-    assert all(meta[key] >= 0 for key in STAGES), meta
-    assert sum(meta[key] for key in STAGES) <= wall
-    # the loop's wall time is compiling plus stepping (the set-up came before it)
-    assert meta["stepping_time_s"] == pytest.approx(meta["wall_time_s"]
-                                                    - meta["compile_time_s"])
-    assert meta["compile_cache"] == "off"  # the suite runs without the cache
