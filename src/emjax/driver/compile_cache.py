@@ -185,3 +185,7 @@ def stage_report(born: Mark | None, start: float, wall: float, compile_s: float)
         verdict = "miss" if requests > hits else "hit" if hits else "none"
     return {**out, "compile_cache": verdict, "compile_cache_hits": hits,
             "compile_cache_misses": requests - hits}
+
+
+__all__ = ["cache_enabled", "compilation_cache", "default_cache_dir",
+           "disable_compilation_cache", "enable_compilation_cache"]
