@@ -121,3 +121,4 @@ def test_enable_compilation_cache_from_python(tmp_path):
     # the default lies in the user cache, never in a run's output folder
     assert default_cache_dir().parts[-2:] == ("emjax", "jax")
 
+

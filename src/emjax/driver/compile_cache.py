@@ -162,30 +162,34 @@ def mark() -> Mark:
         return Mark(time.perf_counter(), _counts[_REQUEST], _counts[_HIT])
 
 
-def stage_report(born: Mark | None, start: float, wall: float, compile_s: float) -> dict:
-    """The stage times and the cache verdict of a run whose solver was built from
-    ``born`` (None: unknown) and whose loop started at ``start`` (``perf_counter``) and
-    ran ``wall`` s, ``compile_s`` s of them in chunks that compiled.
-
-    ``setup_time_s``: construction (lowering) to the first chunk; ``stepping_time_s``:
-    the loop less its compiling chunks; ``compile_cache``: ``"off"``, ``"miss"`` (some
-    compilation was not in the cache), ``"hit"`` (every one was), or ``"none"`` (the
-    cache is on, but nothing was compiled through it: all in memory already, or a
-    backend that cannot keep executables).
-    """
+def cache_report(born: Mark) -> dict:
+    """Whether the compilations since ``born`` came from the persistent cache:
+    ``compile_cache`` ``"off"``, ``"miss"`` (some compilation was not in the cache),
+    ``"hit"`` (every one was) or ``"none"`` (the cache is on, but nothing was compiled
+    through it: all in memory already, or a backend that cannot keep executables),
+    with ``compile_cache_hits`` and ``compile_cache_misses``."""
     now = mark()
-    out = {"setup_time_s": None if born is None else max(start - born.time, 0.0),
-           "stepping_time_s": max(wall - compile_s, 0.0)}
-    if born is None:
-        return out
     requests, hits = now.requests - born.requests, now.hits - born.hits
     if not cache_enabled():
         verdict = OFF
     else:
         verdict = "miss" if requests > hits else "hit" if hits else "none"
-    return {**out, "compile_cache": verdict, "compile_cache_hits": hits,
+    return {"compile_cache": verdict, "compile_cache_hits": hits,
             "compile_cache_misses": requests - hits}
 
+
+def stage_report(born: Mark | None, start: float, wall: float, compile_s: float) -> dict:
+    """The stage times and the cache verdict (:func:`cache_report`) of a run whose
+    solver was built from ``born`` (None: unknown) and whose loop started at ``start``
+    (``perf_counter``) and ran ``wall`` s, ``compile_s`` s of them in chunks that
+    compiled.
+
+    ``setup_time_s``: construction (lowering) to the first chunk; ``stepping_time_s``:
+    the loop less its compiling chunks.
+    """
+    out = {"setup_time_s": None if born is None else max(start - born.time, 0.0),
+           "stepping_time_s": max(wall - compile_s, 0.0)}
+    return out if born is None else {**out, **cache_report(born)}
 
 __all__ = ["cache_enabled", "compilation_cache", "default_cache_dir",
            "disable_compilation_cache", "enable_compilation_cache"]
