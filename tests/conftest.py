@@ -13,6 +13,9 @@ has probes; keyword arguments override fields): a few seconds to run on one core
 import os
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
+# `emjax run` keeps compiled executables in the user cache by default; tests write no
+# files outside their tmp_path (tests/driver/test_compile_cache.py sets its own folder).
+os.environ["EMJAX_CACHE_DIR"] = "off"
 
 import pytest
 

@@ -38,6 +38,7 @@ _LAZY = {
                     "materials"),
     **dict.fromkeys(("Results", "MonitorData"), "results"),
     "run": "registry",
+    "enable_compilation_cache": "driver.compile_cache",
 }
 
 __all__ = sorted(_LAZY)

@@ -19,7 +19,9 @@ parameters are read here only (:func:`case_options`).
 
 ``emjax run`` (:mod:`emjax.cli_run`) checks every file it will write before computing,
 and writes the figures and other files of a run through the output hooks of
-:mod:`emjax.outputs`; it knows no scenario or solver by name.
+:mod:`emjax.outputs`; it knows no scenario or solver by name. Its compiled executables
+go to JAX's persistent compilation cache in ``$EMJAX_CACHE_DIR`` (``off``: none; unset:
+the user cache folder's ``emjax/jax``), read here and passed down as ``args.cache_dir``.
 """
 
 from __future__ import annotations
@@ -392,6 +394,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--distributed", action="store_true",
                    help="join a multi-process job (SLURM, mpirun or EMJAX_COORDINATOR/"
                         "EMJAX_NUM_PROCESSES/EMJAX_PROCESS_ID) and shard over all its devices")
+    r.add_argument("--no-cache", action="store_true",
+                   help="compile without JAX's persistent compilation cache (default: on, in "
+                        "$EMJAX_CACHE_DIR, else the user cache folder's emjax/jax; "
+                        "EMJAX_CACHE_DIR=off also switches it off)")
     r.set_defaults(func=cmd_run)
 
     v = sub.add_parser("validate", help="run validation cases against references")
@@ -441,6 +447,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return 2
+    if args.command == "run":  # the compilation cache's folder: None is the user cache
+        args.cache_dir = "off" if args.no_cache else os.environ.get("EMJAX_CACHE_DIR") or None
     try:
         return args.func(args)
     except (EmjaxError, ValidationError) as e:

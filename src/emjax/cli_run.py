@@ -18,6 +18,11 @@ file refuses the run, which protects the figures named after it. Two exceptions:
 run resumed from its own checkpoint writes over it, and over the partial results its
 interruption left. ``--dry-run`` writes nothing and checks nothing.
 
+Outside the outputs, the run keeps JAX's compiled executables in the user cache
+(:mod:`emjax.driver.compile_cache`; the folder ``args.cache_dir``, which ``emjax.cli``
+sets from ``--no-cache`` and ``$EMJAX_CACHE_DIR``), so that a second run of a scenario
+compiles nothing; after the run it prints its stage times (``times: set-up ...``).
+
 Warnings (:class:`~emjax.errors.EmjaxWarning`) print as one line each,
 ``emjax run: warning: <message>``, on stderr.
 """
@@ -28,6 +33,7 @@ import argparse
 import contextlib
 import json
 import sys
+import time
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -36,6 +42,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from .driver.compile_cache import OFF
 from .errors import CheckpointError, EmjaxWarning, OutputError, SetupError
 from .model.base import format_validation_error
 
@@ -281,11 +288,14 @@ def _run(args: argparse.Namespace) -> int:
 
         print(estimate_wall_time(sim, None if opts else need, devices=n if opts else 1).line())
         return 0 if fits else 1
+    from .driver.compile_cache import compilation_cache
     from .errors import RunInterrupted
 
     try:
-        res = sim.run(progress=not args.no_progress, checkpoint_every=args.checkpoint_every,
-                      checkpoint_path=targets.checkpoint, resume=args.resume, **opts)
+        with compilation_cache(getattr(args, "cache_dir", OFF)):
+            res = sim.run(progress=not args.no_progress,
+                          checkpoint_every=args.checkpoint_every,
+                          checkpoint_path=targets.checkpoint, resume=args.resume, **opts)
     except RunInterrupted as e:
         try:
             _save(e.results, targets.partial, "-o", "the partial results")
@@ -300,10 +310,15 @@ def _run(args: argparse.Namespace) -> int:
 
     if opts and not is_main_process():  # several processes: process 0 writes
         return 0
+    start = time.perf_counter()
     _save(res, targets.results, "-o", "the results")
     print(f"results: {targets.results}")
     _write_outputs(res, targets)
-    _print_speed(getattr(res, "metadata", {}) or {})
+    meta = getattr(res, "metadata", None)
+    meta = meta if isinstance(meta, dict) else {}
+    # after the file is written, so in the printed line and the in-memory results only
+    meta["writing_time_s"] = time.perf_counter() - start
+    _print_speed(meta)
     return 0
 
 
@@ -333,7 +348,21 @@ def _write_outputs(res: Any, targets: RunTargets) -> None:
                           "later from the results file") from None
 
 
+_STAGES = (("setup_time_s", "set-up"), ("compile_time_s", "compile"),
+           ("stepping_time_s", "stepping"), ("writing_time_s", "writing"))
+
+
+def stage_line(meta: dict) -> str:
+    """``times: set-up X s, compile Y s, stepping Z s, writing W s`` from a run's
+    metadata (the stages it has), with the persistent compilation cache's verdict."""
+    parts = [f"{label} {meta[key]:.2f} s" for key, label in _STAGES
+             if meta.get(key) is not None]
+    cache = meta.get("compile_cache")
+    return "times: " + ", ".join(parts) + (f"; compilation cache: {cache}" if cache else "")
+
+
 def _print_speed(meta: dict) -> None:
+    print(stage_line(meta))
     if meta.get("wall_time_s") is not None:
         print(f"wall time: {meta['wall_time_s']:.2f} s"
               + (f" (compile {meta['compile_time_s']:.2f} s)"

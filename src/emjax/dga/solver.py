@@ -25,6 +25,7 @@ import numpy as np
 
 from ..constants import eps0, mu0
 from ..driver import advice, loop
+from ..driver.compile_cache import mark
 from ..driver.environment import environment
 from ..driver.memory import refuse_if_too_large
 from ..driver.monitors import frame_buffers, frames_taken, sampled, scan_with_frames, store_frames
@@ -164,6 +165,7 @@ class DGASolver:
     """A prepared DGATD run: ``init_state``, ``advance`` (one chunk), ``run``."""
 
     def __init__(self, sim, *, chunk: int | None = None, setup: DGASetup | None = None):
+        self.born = mark()  # the set-up time starts here (a setup given: after it)
         self.sim = sim
         self.setup = setup or prepare(sim)
         self.chunk = chunk or loop.default_chunk(self.setup.steps)

@@ -9,7 +9,10 @@ NaN guard of the fields and of every monitor (:mod:`emjax.driver.guard`: one sma
 reduction per chunk; the error names the monitor, the steps and the likely cause),
 SIGINT/SIGTERM (stop at the next chunk end, write a checkpoint, raise
 :class:`~emjax.errors.RunInterrupted` with the partial results), periodic atomic
-checkpoints and bitwise-exact resume.
+checkpoints and bitwise-exact resume. A solver that notes ``born``
+(:func:`emjax.driver.compile_cache.mark`) when its construction starts gets the stage
+times in its metadata: ``setup_time_s``, ``compile_time_s``, ``stepping_time_s``, and
+whether its compilations hit JAX's persistent cache (``compile_cache``).
 
 The record is the host side of the monitors: a pytree (nested lists and dicts) of
 NumPy arrays whose leaves grow along their first axis, one piece per chunk.
@@ -29,6 +32,7 @@ import numpy as np
 
 from ..errors import InstabilityError, RunInterrupted, SetupError
 from .checkpoint import load_checkpoint, save_checkpoint
+from .compile_cache import stage_report
 from .guard import Guard
 
 
@@ -119,8 +123,10 @@ def run(solver: Stepper, *, progress: bool = True, checkpoint_every: int | None 
     # With a single chunk every step was timed together with its compilation.
     rate = work * (clock.rate() if clock.steps else total / max(wall, 1e-12))
     solver.state = state
+    # set-up (from the solver's construction), stepping and the compilation cache's verdict
+    stages = stage_report(getattr(solver, "born", None), clock.start, wall, clock.compile_s)
     return _results(solver, solver.collect(state, pieces.record(), total),
-                    solver.metadata(total, wall, clock.compile_s, rate))
+                    {**solver.metadata(total, wall, clock.compile_s, rate), **stages})
 
 
 def check_every(checkpoint_every) -> None:

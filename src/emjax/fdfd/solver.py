@@ -29,6 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..constants import mu0
+from ..driver.compile_cache import cache_report, mark
 from ..driver.environment import environment
 from ..driver.loop import StopFlag, check_every, progress_bar
 from ..driver.memory import refuse_if_too_large
@@ -314,6 +315,7 @@ def run(sim, *, progress: bool = False, checkpoint_every: int | None = None,
     :class:`~emjax.errors.RunInterrupted` with the partial results.
     """
     check_every(checkpoint_every)
+    born = mark()  # the compilations from here on: did they hit the persistent cache?
     prep = prepare(sim)
     plan = prep.krylov
     start, x0, history0 = 0, None, np.zeros(0)
@@ -364,7 +366,8 @@ def run(sim, *, progress: bool = False, checkpoint_every: int | None = None,
         if sim.solver.raise_on_failure:
             raise ConvergenceError(msg)
         warnings.warn(msg + "; returning the best iterate", EmjaxWarning, stacklevel=2)
-    return _results(sim, prep, e, kres, history, start, wall, rcs=bool(sim.rcs))
+    return _results(sim, prep, e, kres, history, start, wall, rcs=bool(sim.rcs),
+                    **cache_report(born))
 
 
 def _results(sim, prep: Prepared, e, kres, history, start: int, wall: float, *, rcs: bool,

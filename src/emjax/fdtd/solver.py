@@ -19,6 +19,7 @@ import numpy as np
 
 from ..constants import eps0
 from ..driver import loop
+from ..driver.compile_cache import mark
 from ..driver.environment import environment
 from ..driver.monitors import frame_buffers, frames_taken, sampled, scan_with_frames, store_frames
 from ..driver.precision import needs_x64, require_x64
@@ -61,6 +62,7 @@ class FDTDSolver:
                  devices=None, shard_axis: str = "x", align: int | None = None):
         """``align``: z alignment of the stored arrays (None: the backend's,
         ``setup.align_z``; tests force padding on a CPU with 4)."""
+        self.born = mark()  # the set-up time starts here
         require_x64(needs_x64(sim.dtype))
         self.chunk = chunk or loop.default_chunk(sim.num_steps)
         # Split along z, the padding could break the even split the user chose; the

@@ -15,6 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..constants import eps0
+from ..driver.compile_cache import mark
 from ..driver.loop import default_chunk
 from ..driver.precision import needs_x64, require_x64
 from ..grid.yee import COMPONENTS
@@ -48,6 +49,7 @@ class FDTD2DSolver(FDTDSolver):
     """A prepared FDTD2D run; ``run``, ``advance`` and ``init_state`` as in 3D."""
 
     def __init__(self, sim, *, chunk: int | None = None, check_memory: bool = True):
+        self.born = mark()  # the set-up time starts here
         require_x64(needs_x64(sim.dtype))
         self.chunk = chunk or default_chunk(sim.num_steps)
         if check_memory:
