@@ -204,6 +204,7 @@ def _joined(parts: list, solver: BatchedFDTDSolver):
     monitors = {name: stacked([p.monitors[name] for p in parts], names, np.concatenate)
                 for name in parts[0].monitors}
     meta = dict(parts[0].metadata)
-    for key in ("wall_time_s", "compile_time_s"):
-        meta[key] = math.fsum(p.metadata[key] for p in parts)
+    for key in ("wall_time_s", "compile_time_s", "setup_time_s", "stepping_time_s"):
+        if all(key in p.metadata for p in parts):
+            meta[key] = math.fsum(p.metadata[key] for p in parts)
     return Results(scenario=solver.sim, monitors=monitors, metadata=meta)
