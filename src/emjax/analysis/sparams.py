@@ -85,6 +85,18 @@ def _ports(results: Results) -> list:
     return ports
 
 
+def source_spectrum(driven: Sequence, time_key: str) -> tuple[np.ndarray, np.ndarray]:
+    """(f in Hz, summed |spectrum|) of the driven ports' source voltages ``V_source``
+    sampled at ``coords[time_key]``, zero-padded eightfold (a batched run's records carry
+    an excitation axis first: summed over it too); the band the default frequencies
+    are chosen in."""
+    t = driven[0].coords[time_key]
+    dt, n = float(t[1] - t[0]), 8 * len(t)
+    mag = sum(np.abs(np.fft.rfft(md.data["V_source"], n)).reshape(-1, n // 2 + 1).sum(0)
+              for md in driven)
+    return np.fft.rfftfreq(n, dt), mag
+
+
 def default_frequencies(results: Results, points: int = DEFAULT_POINTS) -> np.ndarray:
     """``points`` frequencies (Hz) spread over the band where the excited ports'
     source voltage spectrum is within :data:`BAND_DB` of its peak (its lowest tenth of
@@ -96,12 +108,7 @@ def default_frequencies(results: Results, points: int = DEFAULT_POINTS) -> np.nd
 
         raise SetupError("results: no excited LumpedPort; S-parameters need one port with "
                          "excite = true, or give the frequencies")
-    t = ports[0].coords["t"]
-    dt, n = float(t[1] - t[0]), 8 * len(t)
-    # (a batched run's records carry an excitation axis first: summed over it too)
-    mag = sum(np.abs(np.fft.rfft(md.data["V_source"], n)).reshape(-1, n // 2 + 1).sum(0)
-              for md in ports)
-    f = np.fft.rfftfreq(n, dt)
+    f, mag = source_spectrum(ports, "t")
     inside = f[mag >= mag.max() * 10 ** (-BAND_DB / 20)]
     lo, hi = float(inside.min()), float(inside.max())
     return np.linspace(max(lo, hi / 10), hi, points)

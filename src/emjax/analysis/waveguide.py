@@ -231,11 +231,9 @@ def default_frequencies(results, points: int = 101) -> np.ndarray:
 
         raise SetupError("results: no excited WaveguidePort; S-parameters need one port with "
                          "excite = true, or give the frequencies")
-    t = driven[0].coords["t_E"]
-    dt, n = float(t[1] - t[0]), 8 * len(t)
-    mag = sum(np.abs(np.fft.rfft(md.data["V_source"], n)).reshape(-1, n // 2 + 1).sum(0)
-              for md in driven)
-    f = np.fft.rfftfreq(n, dt)
+    from .sparams import source_spectrum
+
+    f, mag = source_spectrum(driven, "t_E")
     fc = max(mode_from_attrs(md.attrs["mode"]).cutoff_frequency for md in ports)
     inside = f[(mag >= mag.max() * 10 ** (-BAND_DB / 20)) & (f > 1.01 * fc)]
     if not inside.size:
