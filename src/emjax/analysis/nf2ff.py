@@ -159,10 +159,13 @@ def rcs(E_theta, E_phi, incident_amplitude):
     units without the metre (V/m for phasors, V/m*s for spectra), broadcastable.
     NaN where the incident amplitude is zero (a run too short for the wave to arrive).
     """
-    num = np.abs(np.asarray(E_theta)) ** 2 + np.abs(np.asarray(E_phi)) ** 2
-    inc = np.abs(np.asarray(incident_amplitude)) ** 2
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(inc > 0, 4 * math.pi * num / np.where(inc > 0, inc, 1.0), np.nan)
+    # ratios before squares: fields near the float range (10^160 V/m and up) square to
+    # inf where their ratio, the RCS, is an ordinary number
+    inc = np.abs(np.asarray(incident_amplitude))
+    safe = np.where(inc > 0, inc, 1.0)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        num = (np.abs(np.asarray(E_theta)) / safe) ** 2 + (np.abs(np.asarray(E_phi)) / safe) ** 2
+        return np.where(inc > 0, 4 * math.pi * num, np.nan)
 
 
 def to_db(x, floor: float = 1e-30):
