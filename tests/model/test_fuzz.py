@@ -700,9 +700,13 @@ def outcome(text: str) -> str:
 _SETTINGS = dict(derandomize=False, deadline=DEADLINE, database=None,
                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 N_DOCS = 100
-"""Documents per scenario kind and test run: 400 in all, drawn afresh on every run, so
-the documents seen grow with the runs (250, then 200 as the suite grew; 100 since the
-ports, CAD, examples and docs tests joined and the 10 minutes on 2 cores got tight)."""
+"""Documents per scenario kind and test run, drawn afresh on every run, so the documents
+seen grow with the runs (250, then 200 as the suite grew; 100 since the ports, CAD,
+examples and docs tests joined and the 10 minutes on 2 cores got tight)."""
+N_DOCS_OF = {"FDTD3D": 200, "FDTD2D": 200}
+"""Per-kind exceptions to N_DOCS: the FDTD documents run least often (2 of 100 ran in
+one CI run each), so they keep 200 for 'some ran' (5) to hold without luck; they are
+the cheap kinds."""
 
 
 @pytest.mark.parametrize("kind", sorted(VALID_DOCS))
@@ -711,8 +715,9 @@ def test_fuzzed_documents_run_or_are_refused(kind):
     them)."""
     seen: Counter = Counter()
     fmts: Counter = Counter()
+    n_docs = N_DOCS_OF.get(kind, N_DOCS)
 
-    @settings(max_examples=N_DOCS, **_SETTINGS)
+    @settings(max_examples=n_docs, **_SETTINGS)
     @given(documents((kind,)))
     def one(example):
         text, suffix, what = example
@@ -730,10 +735,10 @@ def test_fuzzed_documents_run_or_are_refused(kind):
     one()
     total = sum(seen.values())
     print(f"{kind}: {total} documents: {dict(seen)}; {dict(fmts)}")
-    assert total >= N_DOCS, seen
+    assert total >= n_docs, seen
     # Both sides were exercised: documents that ran and documents refused.
-    assert seen["ran"] >= 5 and seen["refused"] >= N_DOCS // 2, seen
-    assert fmts[".toml"] >= N_DOCS // 10 and fmts[".json"] >= N_DOCS // 10, fmts
+    assert seen["ran"] >= 5 and seen["refused"] >= n_docs // 2, seen
+    assert fmts[".toml"] >= n_docs // 10 and fmts[".json"] >= n_docs // 10, fmts
 
 
 def _cli(args: list[str]) -> tuple[int, str, str]:
