@@ -1,34 +1,160 @@
-"""Sub-cell averaging of permittivity where a dielectric surface cuts a Yee cell.
+"""Anisotropic sub-pixel smoothing of permittivity where a surface cuts a Yee cell.
 
 Staircasing moves a curved surface by up to half a cell, a first-order error that
 makes, for example, a sphere's RCS wander with resolution instead of converging.
 Here each E sample whose dual cell (the cell-sized box centred on it) is cut by a
-structure's surface gets an effective permittivity from the filling fraction f of
-that box and the surface normal n (Farjadpour et al., Opt. Lett. 31, 2972 (2006);
-as Meep does, keeping the diagonal term only):
+structure's surface gets an effective permittivity from the fill fraction f of that
+box and the surface normal n (Farjadpour et al., Opt. Lett. 31, 2972 (2006); Oskooi et
+al., Opt. Lett. 34, 2778 (2009)), the diagonal of the smoothed inverse tensor:
 
-    1 / eps_eff = n_c^2 <1/eps> + (1 - n_c^2) / <eps>,
+    1 / eps_eff,c = n_c^2 <1/eps> + (1 - n_c^2) / <eps>,
     <eps> = f eps_s + (1 - f) eps_b,  <1/eps> = f / eps_s + (1 - f) / eps_b,
 
-for component c; conductivity is averaged arithmetically. f and n come from
-``samples^3`` points in the dual cell (n points from the filled part's centroid
-towards the empty part's). Effective media are quantised to ``levels`` steps of f
-between the two media so that the coefficient table stays small. Averaging is done
-against the background medium only, and only where the sample holds the background
-or the structure's own medium (later structures keep their cells). PEC and Voxels
-structures are left staircased.
+for component c: the field normal to the surface sees the series (harmonic) mix, the
+tangential field the parallel (arithmetic) one, which makes the first-order
+perturbation of the interface vanish. f and n are exact for analytic shapes up to the
+surface's curvature within the cell (:mod:`emjax.grid.levelset`: signed distance,
+normal, exact plane-cut fraction), exact for boxes, and from ``samples^3`` sub-samples
+for CAD meshes. In a 2D run (``planar``) the dual cell is the square in the plane.
+
+One implementation serves every solver: :func:`cut_samples` finds the cut samples of
+one component and structure, :func:`inverse_eps` mixes two media (complex for FDFD);
+:func:`average` builds the FDTD's quantised media table (``levels`` steps of the
+equivalent arithmetic fill between the two media, so that the CIS table stays small).
+Averaging is against the background only, and only where the sample holds the
+background or the structure's own medium (later structures keep their cells);
+conductivity mixes like eps. PEC and Voxels structures stay staircased.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from ..model.geometry import Voxels
+from ..model.geometry import Box, Voxels
 from ..model.media import Medium
 from .cad import inside_grid, is_cad
+from .levelset import box_fraction, level, plane_fraction
 from .yee import COMPONENTS, YeeGrid
 
 _SLAB = 8  # x-planes evaluated at once
+
+
+@dataclass(frozen=True)
+class Cut:
+    """Samples of one component near one structure's surface: ``index`` (global
+    indices into the component's array, a tuple of three int arrays), ``fill`` (P,)
+    in [0, 1] and ``normal`` (P, 3) unit vectors (z = 0 in a planar run)."""
+
+    index: tuple[np.ndarray, np.ndarray, np.ndarray]
+    fill: np.ndarray
+    normal: np.ndarray
+
+
+def inverse_eps(fill, n_c2, eps_s, eps_b):
+    """The c-th diagonal entry of the smoothed inverse permittivity (real or complex)."""
+    mean = fill * eps_s + (1 - fill) * eps_b
+    inv = fill / eps_s + (1 - fill) / eps_b
+    return n_c2 * inv + (1 - n_c2) / mean
+
+
+def cut_samples(grid: YeeGrid, comp: str, geom, *, planar: bool = False,
+                samples: int = 6) -> Cut:
+    """The samples of ``comp`` whose dual cell may be cut by ``geom``'s surface.
+
+    Analytic shapes return every sample within half a cell diagonal of the surface
+    (fill 0 or 1 included, so the caller overrides the staircase consistently); boxes
+    and sub-sampled shapes only those strictly cut."""
+    dims = 2 if planar else 3
+    d = np.asarray(grid.spacing, np.float64)
+    dv = d[:dims]
+    coords = grid.coords(comp)
+    lo_b, hi_b = geom.bounds()
+    sel = []
+    for a in range(3):
+        x = coords[a]
+        if a >= dims:
+            sel.append(np.arange(x.size))
+            continue
+        sel.append(np.nonzero((x >= lo_b[a] - d[a]) & (x <= hi_b[a] + d[a]))[0])
+    empty = Cut((np.zeros(0, np.int64),) * 3, np.zeros(0), np.zeros((0, 3)))
+    if any(k.size == 0 for k in sel):
+        return empty
+    (i0, j0, k0), (i1, j1, k1) = ([int(k[0]) for k in sel], [int(k[-1]) + 1 for k in sel])
+    reach = 0.5 * float(np.linalg.norm(dv))
+    Y = coords[1][j0:j1][None, :, None]
+    Z = coords[2][k0:k1][None, None, :]
+    out_i, out_f, out_n = [], [], []
+    for a0 in range(i0, i1, _SLAB):  # bounded memory on large grids
+        a1 = min(a0 + _SLAB, i1)
+        X = coords[0][a0:a1][:, None, None]
+        X, Yb, Zb = np.broadcast_arrays(X, Y, Z)
+        lv = None if isinstance(geom, Box) else level(geom, X, Yb, Zb)
+        if lv is not None:
+            phi, n = lv
+            if planar:
+                n = n.copy()
+                n[..., 2] = 0.0
+                nn = np.linalg.norm(n, axis=-1)
+                keep = (np.abs(phi) <= reach) & (nn > 1e-12)
+                n = n / np.maximum(nn, 1e-300)[..., None]
+            else:
+                keep = np.abs(phi) <= reach
+            if not keep.any():
+                continue
+            nk = n[keep]
+            f = plane_fraction(nk[:, :dims] * dv, -phi[keep])
+        else:
+            centre = np.stack([X, Yb, Zb], -1)
+            if isinstance(geom, Box):
+                f_all, n_all = box_fraction(geom, centre.reshape(-1, 3)[:, :dims], dv)
+            else:
+                f_all, n_all = _sampled(geom, X[:, 0, 0], Yb[0, :, 0], Zb[0, 0, :], d,
+                                        samples, dims)
+            f_all = f_all.reshape(X.shape)
+            keep = (f_all > 0) & (f_all < 1)
+            if not keep.any():
+                continue
+            f = f_all[keep]
+            nk = np.zeros((f.size, 3))
+            nk[:, :dims] = n_all.reshape(*X.shape, dims)[keep]
+        ii = np.nonzero(keep)
+        out_i.append((ii[0] + a0, ii[1] + j0, ii[2] + k0))
+        out_f.append(f)
+        out_n.append(nk)
+    if not out_f:
+        return empty
+    idx = tuple(np.concatenate([o[a] for o in out_i]) for a in range(3))
+    return Cut(idx, np.concatenate(out_f), np.concatenate(out_n))
+
+
+def _sampled(geom, xs, ys, zs, d, samples: int, dims: int):
+    """Fill fraction and centroid normal from ``samples^dims`` sub-samples per sample
+    (shapes without a distance function: CAD meshes, extrusions)."""
+    u = (np.arange(samples) + 0.5) / samples - 0.5
+    grids = [u if a < dims else np.zeros(1) for a in range(3)]
+    off = np.stack(np.meshgrid(*grids, indexing="ij"), -1).reshape(-1, 3)  # in cells
+    S = off.shape[0]
+    shape = (xs.size, ys.size, zs.size, S)
+    if is_cad(geom):  # the sub-samples form one finer tensor grid
+        fine = inside_grid(geom, *((ax[:, None] + g * d[a]).ravel()
+                                   for a, (ax, g) in enumerate(zip((xs, ys, zs), grids,
+                                                                   strict=True))))
+        sx, sy, sz = (g.size for g in grids)
+        fine = fine.reshape(xs.size, sx, ys.size, sy, zs.size, sz).transpose(0, 2, 4, 1, 3, 5)
+        inside = fine.reshape(shape)
+    else:
+        inside = np.broadcast_to(geom.inside(
+            xs[:, None, None, None] + off[:, 0] * d[0], ys[None, :, None, None] + off[:, 1] * d[1],
+            zs[None, None, :, None] + off[:, 2] * d[2]), shape)
+    w = inside.reshape(-1, S).astype(np.float64)
+    f = w.mean(-1)
+    c_in = w @ off / np.maximum(w.sum(-1, keepdims=True), 1e-300)
+    c_out = (1 - w) @ off / np.maximum((1 - w).sum(-1, keepdims=True), 1e-300)
+    n = (c_out - c_in)[:, :dims]
+    n = n / np.maximum(np.linalg.norm(n, axis=-1, keepdims=True), 1e-300)
+    return f, n
 
 
 def _medium_id(media: list, m, background, q: int, levels: int, mid: int) -> int:
@@ -45,87 +171,46 @@ def _medium_id(media: list, m, background, q: int, levels: int, mid: int) -> int
 
 
 def average(grid: YeeGrid, background, structures, media: list, index: dict, *,
-            samples: int = 4, levels: int = 64) -> tuple[list, dict]:
-    """(media, index) with averaged media at cut E samples; inputs are not modified."""
+            planar: bool = False, samples: int = 6, levels: int = 64
+            ) -> tuple[list, dict]:
+    """(media, index) with smoothed media at cut E samples; inputs are not modified.
+
+    The smoothed eps is quantised as an equivalent arithmetic fill g (eps = eps_b + g
+    (eps_s - eps_b)) to ``levels`` steps; sigma takes the same g."""
     media = list(media)
     index = {c: a.copy() for c, a in index.items()}
     cache: dict[tuple, int] = {}
     eps_b = background.eps_r
-    d = np.asarray(grid.spacing)
-    u = (np.arange(samples) + 0.5) / samples - 0.5  # sub-sample offsets in cells
+    comps = [c for c in COMPONENTS[:3] if c in index]
     for s in structures:
         m = s.medium
         if isinstance(s.geometry, Voxels) or not isinstance(m, Medium):
             continue
         mid = next(i for i, x in enumerate(media) if x == m)
-        lo_b, hi_b = s.geometry.bounds()
-        for comp in COMPONENTS[:3]:
-            coords = grid.coords(comp)
-            sel = []
-            for a in range(3):
-                x = coords[a]
-                k = np.nonzero((x >= lo_b[a] - d[a]) & (x <= hi_b[a] + d[a]))[0]
-                sel.append(k)
-            if any(k.size == 0 for k in sel):
+        for comp in comps:
+            cut = cut_samples(grid, comp, s.geometry, planar=planar, samples=samples)
+            if cut.fill.size == 0:
                 continue
-            i0, j0, k0 = (int(k[0]) for k in sel)
-            i1, j1, k1 = (int(k[-1]) + 1 for k in sel)
-            ox, oy, oz = (np.array(np.meshgrid(u, u, u, indexing="ij")).reshape(3, -1)
-                          * d[:, None])
-            offs = np.stack([ox, oy, oz], axis=-1) / d  # (S, 3) in cells
-            Y = coords[1][j0:j1][None, :, None, None]
-            Z = coords[2][k0:k1][None, None, :, None]
-            for a0 in range(i0, i1, _SLAB):  # bounded memory on large grids
-                a1 = min(a0 + _SLAB, i1)
-                X = coords[0][a0:a1][:, None, None, None]
-                shape = (a1 - a0, j1 - j0, k1 - k0, ox.size)
-                if is_cad(s.geometry):  # the sub-samples form one finer tensor grid
-                    inside = _fine(s.geometry, X[:, 0, 0, 0], Y[0, :, 0, 0], Z[0, 0, :, 0],
-                                   u, d, shape)
-                else:
-                    inside = s.geometry.inside(X + ox, Y + oy, Z + oz)  # (.., samples^3)
-                inside = np.broadcast_to(inside, shape)
-                f = inside.mean(axis=-1)
-                view = index[comp][a0:a1, j0:j1, k0:k1]
-                cut = (f > 0) & (f < 1) & ((view == 0) | (view == mid))
-                if not cut.any():
-                    continue
-                # Normal: from the filled centroid towards the empty one.
-                w_in = inside[cut].astype(np.float64)
-                c_in = w_in @ offs / w_in.sum(-1, keepdims=True)
-                c_out = (1 - w_in) @ offs / (1 - w_in).sum(-1, keepdims=True)
-                n = c_out - c_in
-                n2 = (n[:, COMPONENTS.index(comp)] ** 2) / np.maximum((n**2).sum(-1), 1e-300)
-                fc = f[cut]
-                mean = fc * m.eps_r + (1 - fc) * eps_b
-                inv = fc / m.eps_r + (1 - fc) / eps_b
-                eps_eff = 1.0 / (n2 * inv + (1 - n2) / mean)
-                # Quantise as an equivalent filling fraction of the arithmetic mix.
-                g = (eps_eff - eps_b) / (m.eps_r - eps_b) if m.eps_r != eps_b else fc
-                q = np.clip(np.rint(g * levels), 0, levels).astype(np.int64)
-                ids = np.empty(q.shape, np.int64)
-                for qv in np.unique(q):
-                    key = (mid, int(qv))
-                    if key not in cache:
-                        cache[key] = _medium_id(media, m, background, int(qv), levels, mid)
-                    ids[q == qv] = cache[key]
-                if len(media) > 256 and view.dtype == np.uint8:
-                    for c in index:
-                        index[c] = index[c].astype(np.uint16)
-                    view = index[comp][a0:a1, j0:j1, k0:k1]
-                view[cut] = ids
+            here = index[comp][cut.index]
+            own = (here == 0) | (here == mid)
+            if not own.any():
+                continue
+            fc = cut.fill[own]
+            n2 = cut.normal[own, COMPONENTS.index(comp)] ** 2
+            eps_eff = 1.0 / inverse_eps(fc, n2, m.eps_r, eps_b)
+            g = (eps_eff - eps_b) / (m.eps_r - eps_b) if m.eps_r != eps_b else fc
+            q = np.clip(np.rint(g * levels), 0, levels).astype(np.int64)
+            ids = np.empty(q.shape, np.int64)
+            for qv in np.unique(q):
+                key = (mid, int(qv))
+                if key not in cache:
+                    cache[key] = _medium_id(media, m, background, int(qv), levels, mid)
+                ids[q == qv] = cache[key]
+            if len(media) > 256 and index[comp].dtype == np.uint8:
+                for c in index:
+                    index[c] = index[c].astype(np.uint16)
+            index[comp][tuple(a[own] for a in cut.index)] = ids
     return media, index
 
 
-def _fine(geom, xs, ys, zs, u, d, shape) -> np.ndarray:
-    """Membership at the sub-samples ``x + u * dx`` (the points ``X + ox`` above, same
-    floating-point values) from one tensor-grid test, as (nx, ny, nz, samples^3) with
-    the sub-sample order of ``np.meshgrid(u, u, u, indexing="ij")``."""
-    s = len(u)
-    fine = inside_grid(geom, *((ax[:, None] + u * d[a]).ravel()
-                               for a, ax in enumerate((xs, ys, zs))))
-    fine = fine.reshape(shape[0], s, shape[1], s, shape[2], s).transpose(0, 2, 4, 1, 3, 5)
-    return fine.reshape(shape)
-
-
-__all__ = ["average"]
+__all__ = ["Cut", "average", "cut_samples", "inverse_eps"]
