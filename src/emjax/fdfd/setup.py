@@ -4,11 +4,10 @@ Time convention e^{+j omega t}: eps = eps0 (eps_r - j sigma / (omega eps0)),
 mu = mu0 (mu_r - j sigma_m / (omega mu0)), stretch s = kappa + sigma / (alpha + j omega
 eps0) from the shared grading of :mod:`emjax.grid.pml`.
 
-Sub-cell averaging (``subpixel``): at E samples whose neighbourhood holds more than one
-medium, eps is averaged over the dual cell (4 x 4 x 4 sub-samples) with the anisotropic
-rule of Farjadpour et al. (2006) / Kottke et al. (2008), kept diagonal:
-``1/eps_aa = n_a^2 <1/eps> + (1 - n_a^2) / <eps>``, n the interface normal estimated
-from the first moment of the sub-sampled eps.
+Sub-pixel smoothing (``subpixel``): at E samples whose dual cell a structure's surface
+cuts, the diagonal of the anisotropic smoothed tensor of Farjadpour et al. (2006),
+``1/eps_aa = n_a^2 <1/eps> + (1 - n_a^2) / <eps>``, from the fill fraction and normal of
+:mod:`emjax.grid.subpixel` (shared with the FDTD), with complex eps at omega.
 """
 
 from __future__ import annotations
@@ -20,13 +19,13 @@ import numpy as np
 
 from ..constants import eps0, mu0
 from ..errors import AdviceWarning, SetupError
+from ..grid import subpixel
 from ..grid.pml import grading, sigma_optimal, stretch
 from ..grid.rasterize import rasterize
-from ..grid.yee import OFFSETS, YeeGrid
+from ..grid.yee import YeeGrid
 from ..model.dispersion import PoleMedium
 from ..model.geometry import Voxels
-
-_SUB = 4  # sub-samples per axis for the averaging
+from ..model.media import PEC
 
 
 @dataclass
@@ -104,8 +103,7 @@ def build(sim) -> FDFDSetup:
     eps = np.stack([eps_tab[mm.index[c]] for c in ("Ex", "Ey", "Ez")])
     mu = np.stack([mu_tab[mm.index[c]] for c in ("Hx", "Hy", "Hz")])
     if sim.subpixel and sim.structures:
-        for a, c in enumerate(("Ex", "Ey", "Ez")):
-            _average(grid, c, a, mm.index[c], eps[a], sim, omega)
+        _average(grid, mm.media, mm.index, eps, sim, omega)
     s_int, s_half = [], []
     for a in range(3):
         si, sh = pml_stretch(grid.cells[a], grid.spacing[a], pml, sim.boundary, omega)
@@ -115,54 +113,24 @@ def build(sim) -> FDFDSetup:
                      s_half=tuple(s_half), warnings=msgs, pml=pml)
 
 
-def _paint(sim, x, y, z, omega):
-    """Complex eps at points (broadcast arrays), structures painted in order."""
-    out = np.full(np.broadcast_shapes(x.shape, y.shape, z.shape),
-                  _medium_eps(sim.background, omega), dtype=np.complex128)
+def _average(grid, media, index: dict, eps: np.ndarray, sim, omega) -> None:
+    """Smoothed eps (in place) at E samples cut by a structure's surface: the shared
+    anisotropic rule of :mod:`emjax.grid.subpixel` with the complex eps of both media at
+    omega (so lossy and dispersive media are smoothed exactly at this frequency)."""
+    eps_b = _medium_eps(sim.background, omega)
     for s in sim.structures:
-        g = s.geometry
-        if isinstance(g, Voxels):
-            lab = g.sample(x, y, z)
-            for k, m in g.media.items():
-                out = np.where(lab == int(k), _medium_eps(m, omega), out)
-        else:
-            out = np.where(g.inside(x, y, z), _medium_eps(s.medium, omega), out)
-    return out
-
-
-def _average(grid, comp, a, index, eps_a, sim, omega):
-    """Sub-cell averaged eps (in place) at samples of ``comp`` near interfaces."""
-    idx = index.astype(np.int32)
-    edge = np.zeros(idx.shape, dtype=bool)
-    for b in range(3):
-        dif = np.diff(idx, axis=b) != 0
-        sl_lo = [slice(None)] * 3
-        sl_hi = [slice(None)] * 3
-        sl_lo[b] = slice(0, -1)
-        sl_hi[b] = slice(1, None)
-        edge[tuple(sl_lo)] |= dif
-        edge[tuple(sl_hi)] |= dif
-    pts = np.nonzero(edge)
-    if pts[0].size == 0:
-        return
-    d = np.array(grid.spacing)
-    off = (np.arange(_SUB) + 0.5) / _SUB - 0.5
-    ox, oy, oz = np.meshgrid(off, off, off, indexing="ij")
-    sub = np.stack([ox.ravel(), oy.ravel(), oz.ravel()], axis=1) * d  # (S, 3)
-    chunk = 1 << 14
-    for c0 in range(0, pts[0].size, chunk):
-        ii = [p[c0:c0 + chunk] for p in pts]
-        centre = np.stack([grid.lower[b] + (ii[b] + OFFSETS[comp][b]) * d[b] for b in range(3)],
-                          axis=1)  # (P, 3)
-        r = centre[:, None, :] + sub[None, :, :]  # (P, S, 3)
-        e = _paint(sim, r[..., 0], r[..., 1], r[..., 2], omega)  # (P, S)
-        mean = e.mean(axis=1)
-        harm = 1.0 / (1.0 / e).mean(axis=1)
-        w = (e - mean[:, None]).real
-        n = (w[:, :, None] * sub[None, :, :]).sum(axis=1)
-        nn = np.linalg.norm(n, axis=1)
-        na2 = np.where(nn > 0, (n[:, a] / np.where(nn > 0, nn, 1.0)) ** 2, 1.0 / 3.0)
-        eps_a[tuple(ii)] = 1.0 / (na2 / harm + (1.0 - na2) / mean)
+        if isinstance(s.geometry, Voxels) or isinstance(s.medium, PEC):
+            continue
+        mid = next(i for i, x in enumerate(media) if x == s.medium)
+        eps_s = _medium_eps(s.medium, omega)
+        for a, c in enumerate(("Ex", "Ey", "Ez")):
+            cut = subpixel.cut_samples(grid, c, s.geometry)
+            if cut.fill.size == 0:
+                continue
+            own = np.isin(index[c][cut.index], (0, mid))
+            at = tuple(v[own] for v in cut.index)
+            eps[a][at] = 1.0 / subpixel.inverse_eps(cut.fill[own], cut.normal[own, a] ** 2,
+                                                    eps_s, eps_b)
 
 
 # ----------------------------------------------------------------- coefficients

@@ -36,7 +36,7 @@ from ..model import (
     Probe,
 )
 from ..model.dispersion import PoleMedium
-from . import dispersive_setup, neartofar, tfsf, waveguide
+from . import anisotropic, dispersive_setup, neartofar, tfsf, waveguide
 from .cpml import slab_coefficients
 from .plan import (
     GridPlan,
@@ -121,6 +121,7 @@ class FDTDSetup:
     ports: tuple = ()
     sheets: tuple = ()
     waveguides: tuple = ()
+    offdiagonal: object = None
 
 
 def _e_coefficients(m, dt: float) -> tuple[float, float, float]:
@@ -175,7 +176,7 @@ def prepare(sim, *, align: int | None = None) -> FDTDSetup:
     grid, dt, dtype = plan.grid, plan.dt, plan.dtype
     advise(sim, dt, plan.steps, grid.spacing)  # warnings only: the run goes ahead
     port_sheets = plan_ports(sim, plan)  # misplaced ports refused before any field array
-    media, index = _rasterize(sim, grid)
+    media, index, couplings = _rasterize(sim, grid)
     sources, ports = lower_sources(sim, grid, media, index, port_sheets)
     sheets, guides = waveguide.lower(sim, plan, media, index, waveguide.record_names(sim))
     cE, wE, idxE = _tables(media, index, COMPONENTS[:3], _e_coefficients, dt, dtype, sim.storage)
@@ -196,7 +197,8 @@ def prepare(sim, *, align: int | None = None) -> FDTDSetup:
         steps=plan.steps, coeffs={"E": cE, "H": cH}, energy_weights=energy_weights,
         pml=pml_coefficients(plan), sources=tuple(sources), plan=plan,
         planewaves=_plane_waves(sim, plan, index, media), dispersive=disp,
-        ports=tuple(ports), sheets=tuple(sheets), waveguides=tuple(guides), **monitors,
+        ports=tuple(ports), sheets=tuple(sheets), waveguides=tuple(guides),
+        offdiagonal=_offdiagonal(couplings, plan), **monitors,
     )
 
 
@@ -230,14 +232,32 @@ def pml_coefficients(plan: GridPlan) -> dict:
     return pml
 
 
-def _rasterize(sim, grid) -> tuple[list, dict[str, np.ndarray]]:
-    """Media and per-component material indices (subpixel-averaged when asked)."""
+def _rasterize(sim, grid) -> tuple[list, dict[str, np.ndarray], tuple]:
+    """Media, per-component material indices and off-diagonal couplings (sub-pixel
+    smoothed when asked: :mod:`emjax.grid.subpixel`)."""
     mat = rasterize(grid, sim.background, sim.structures)
     media = list(mat.media)
     index = {c: v for c, v in mat.index.items()}
     if getattr(sim, "subpixel", False):
-        media, index = subpixel.average(grid, sim.background, sim.structures, media, index)
-    return media, index
+        sm = subpixel.smooth(grid, sim.background, sim.structures, media, index)
+        return sm.media, sm.index, sm.couplings
+    return media, index, ()
+
+
+def _offdiagonal(couplings, plan: GridPlan):
+    """The off-diagonal smoothing correction (:mod:`emjax.fdtd.anisotropic`) on the
+    samples outside the CPML slabs and the wall planes, or None."""
+    if not couplings:
+        return None
+    grid = plan.grid
+    lo, hi = [1, 1, 1], [n - 1 for n in grid.nodes]
+    for slab in plan.slabs:
+        if slab.side == "low":
+            lo[slab.axis] = max(lo[slab.axis], slab.start + slab.length)
+        else:
+            hi[slab.axis] = min(hi[slab.axis], slab.start)
+    return anisotropic.lower(couplings, grid.shape, [1.0 / d for d in grid.spacing],
+                             list(zip(lo, hi, strict=True)), plan.dt, plan.dtype)
 
 
 def _monitors(sim, plan: GridPlan) -> dict[str, tuple]:

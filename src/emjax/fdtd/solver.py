@@ -25,7 +25,7 @@ from ..driver.monitors import frame_buffers, frames_taken, sampled, scan_with_fr
 from ..driver.precision import needs_x64, require_x64
 from ..errors import InstabilityError
 from ..grid.yee import COMPONENTS
-from . import auxgrid, dispersive
+from . import anisotropic, auxgrid, dispersive
 from .collect import collect, region_shape
 from .memory import check_fits, check_fits_per_device
 from .setup import FDTDSetup, prepare, waveform_samples
@@ -117,6 +117,7 @@ class FDTDSolver:
                 "tfsf": [{"aux": box.aux.device(s.dtype), "terms": list(box.arrays)}
                          for _, box in s.planewaves],
                 "disp": s.dispersive.coeffs if s.dispersive else (),
+                "offdiag": s.offdiagonal,
                 "sheets": [sh.profile.astype(s.dtype) for sh in s.sheets],
                 "wg": [[[w.astype(s.dtype) for _, _, w in terms] for terms in (g.e_terms,
                                                                               g.h_terms)]
@@ -314,6 +315,8 @@ def _step3d(carry: FDTDState, consts, x, setup: FDTDSetup):
                                         lay, extra), setup.dt, eps0)
     else:
         E_new, psi_E = update_E(E, H_new, consts["cE"], consts["pml"], carry.psi_E, lay, xE)
+    if setup.offdiagonal is not None:  # the smoothed tensor's off-diagonal part
+        E_new = anisotropic.apply(E_new, H_new, consts["offdiag"])
     aux = [auxgrid.step_e(c["aux"], a, v)
            for c, a, v in zip(consts["tfsf"], aux, x["inc"], strict=True)]
     if consts["src"]:

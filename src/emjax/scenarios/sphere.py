@@ -23,16 +23,17 @@ SIZE = 0.32
 
 def sphere_scenario(spacing: float, *, thickness: int = 10, tol: float = 1e-4,
                     storage: str = "auto", method: str = "cocg", size: float = SIZE,
-                    precision: str = "complex128", preconditioner: str = "auto") -> FDFD3D:
+                    precision: str = "complex128", preconditioner: str = "auto",
+                    subpixel: bool = False) -> FDFD3D:
     """The seed's sphere with cells of ``spacing`` m (default solver: separable storage,
-    COCG preconditioned by fastdiag)."""
+    COCG preconditioned by fastdiag); ``subpixel`` smooths the sphere's surface."""
     return FDFD3D(
         name="sphere-rcs",
         domain=Domain(size=(size, size, size), spacing=spacing),
         frequency=FREQ,
         structures=[Structure(geometry=Sphere(radius=RADIUS), medium=Medium(eps_r=EPS_R))],
         boundary=PML(thickness=thickness),
-        storage=storage, precision=precision,
+        storage=storage, precision=precision, subpixel=subpixel,
         solver=FDFDSolver(method=method, tol=tol, max_iter=20000,
                           preconditioner=preconditioner),
     )
