@@ -41,11 +41,51 @@ def main(args: list[str]) -> None:
     for a in args:
         kind, *rest = a.split(":")
         t = time.perf_counter()
-        rec = {"run": a, **(fdtd(*rest) if kind == "fdtd" else fdfd(*rest)),
+        got = fdtd(*rest) if kind == "fdtd" else fdfd(*rest)
+        rec = {"run": a, "variant": os.environ.get("SUBPIXEL_VARIANT", ""), **got,
                "wall_s": time.perf_counter() - t}
         print(json.dumps(rec), flush=True)
         with open(out, "a") as f:
             f.write(json.dumps(rec) + "\n")
+
+
+def _variant(name: str) -> None:
+    """Experiments (not options of src/): ``meep``, each side's own kappa / 4 (not
+    symmetric); ``nooff``, no off-diagonal terms; ``levNNN``, NNN quantisation levels."""
+    import functools
+
+    import emjax.grid.subpixel as sp
+
+    if name == "meep":
+        def pairs(a, b, kap_a, kap_b, shape_b):
+            ps, qs, ws, wts = [], [], [], []
+            for da in (0, 1):
+                for db in (-1, 0):
+                    delta = np.zeros(3, np.int64)
+                    delta[a], delta[b] = da, db
+                    idx, k = kap_a
+                    ps.append(idx), qs.append(idx + delta), ws.append(k / 4)
+                    wts.append(np.zeros_like(k))
+                    idx, k = kap_b
+                    ps.append(idx - delta), qs.append(idx), ws.append(np.zeros_like(k))
+                    wts.append(k / 4)
+            p, q = np.concatenate(ps), np.concatenate(qs)
+            w, wt = np.concatenate(ws), np.concatenate(wts)
+            ok = (p >= 0).all(1) & (q >= 0).all(1) & (q < np.asarray(shape_b)).all(1)
+            key, inv = np.unique(np.concatenate([p[ok], q[ok]], 1), axis=0, return_inverse=True)
+            w = np.bincount(inv.ravel(), weights=w[ok], minlength=key.shape[0])
+            wt = np.bincount(inv.ravel(), weights=wt[ok], minlength=key.shape[0])
+            return sp.Couplings(a, b, key[:, :3], key[:, 3:], w, wt)
+        sp._pairs = pairs
+    elif name == "nooff":
+        sp._pairs = lambda a, b, *r: sp.Couplings(a, b, np.zeros((0, 3), int),
+                                                   np.zeros((0, 3), int), np.zeros(0))
+    elif name.startswith("lev"):
+        sp.smooth = functools.partial(sp.smooth, levels=int(name[3:]))
+
+
+if __name__ == "__main__" and os.environ.get("SUBPIXEL_VARIANT"):
+    _variant(os.environ["SUBPIXEL_VARIANT"])
 
 
 if __name__ == "__main__":

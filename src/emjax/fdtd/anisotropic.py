@@ -33,8 +33,8 @@ from .cpml import CURL_TERMS
 class OffDiagonal:
     """Device arrays of the correction: ``sites[c]`` sorted unique flat indices of
     component c where the curl is needed (int32); ``pairs``: per coupled (a, b), the
-    positions of p in ``sites[a]`` and of q in ``sites[b]`` (int32) and the weight
-    dt K_pq / eps0 (field dtype)."""
+    positions of p in ``sites[a]`` and of q in ``sites[b]`` (int32) and the weights
+    dt K_pq / eps0 and dt K_qp / eps0 (field dtype)."""
 
     sites: tuple
     pairs: tuple
@@ -53,8 +53,9 @@ def lower(couplings, shape, inv_d, interior, dt: float, dtype) -> OffDiagonal | 
     for c in couplings:
         ok = ((c.p >= lo) & (c.p < hi) & (c.q >= lo) & (c.q < hi)).all(1)
         if ok.any():
+            w_t = c.w if c.w_t is None else c.w_t
             kept.append((c.a, c.b, c.p[ok] @ np.array(strides), c.q[ok] @ np.array(strides),
-                         c.w[ok]))
+                         (c.w[ok], w_t[ok])))
     if not kept:
         return None
     sites = []
@@ -66,7 +67,7 @@ def lower(couplings, shape, inv_d, interior, dt: float, dtype) -> OffDiagonal | 
     for a, b, p, q, w in kept:
         pairs.append((jnp.asarray(np.searchsorted(sites[a], p), jnp.int32),
                       jnp.asarray(np.searchsorted(sites[b], q), jnp.int32),
-                      jnp.asarray(w * dt / eps0, dtype)))
+                      jnp.asarray(w[0] * dt / eps0, dtype), jnp.asarray(w[1] * dt / eps0, dtype)))
         ab.append((a, b))
     return OffDiagonal(sites=tuple(jnp.asarray(s, jnp.int32) for s in sites),
                        pairs=tuple(pairs), ab=tuple(ab), strides=strides,
@@ -86,8 +87,8 @@ def apply(E, H, od: OffDiagonal):
     """E (3 arrays) after the bulk update, plus the off-diagonal terms from H^{n+1/2}."""
     curls = [_curl(H, c, od.sites[c], od) if od.sites[c].size else None for c in range(3)]
     delta = [None, None, None]
-    for (a, b), (ip, iq, w) in zip(od.ab, od.pairs, strict=True):
-        for tgt, src_pos, tgt_pos, src in ((a, iq, ip, b), (b, ip, iq, a)):
+    for (a, b), (ip, iq, w_ab, w_ba) in zip(od.ab, od.pairs, strict=True):
+        for tgt, src_pos, tgt_pos, src, w in ((a, iq, ip, b, w_ab), (b, ip, iq, a, w_ba)):
             d = jax.ops.segment_sum(w * curls[src][src_pos], tgt_pos,
                                     num_segments=od.sites[tgt].size)
             delta[tgt] = d if delta[tgt] is None else delta[tgt] + d

@@ -177,13 +177,15 @@ class Couplings:
     of E_b samples (one of the four E_b nearest each E_a), ``w`` (P,) the symmetric
     weight K_pq = (kappa_ab(p) + kappa_ab(q)) / 8, kappa = eps~^-1 relative (so E_a
     gains eps0^-1 sum_q K_pq D_b(q)); a symmetric K keeps the update's energy form (the
-    D-to-E map of Werner and Cary, J. Comput. Phys. 226, 1085 (2007))."""
+    D-to-E map of Werner and Cary, J. Comput. Phys. 226, 1085 (2007)). ``w_t``: the
+    weight of the transposed term (E_b(q) from D_a(p)); None: ``w`` (symmetric)."""
 
     a: int
     b: int
     p: np.ndarray
     q: np.ndarray
     w: np.ndarray
+    w_t: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
