@@ -176,7 +176,7 @@ def prepare(sim, *, align: int | None = None) -> FDTDSetup:
     grid, dt, dtype = plan.grid, plan.dt, plan.dtype
     advise(sim, dt, plan.steps, grid.spacing)  # warnings only: the run goes ahead
     port_sheets = plan_ports(sim, plan)  # misplaced ports refused before any field array
-    media, index, couplings = _rasterize(sim, grid)
+    media, index, smoothing = _rasterize(sim, grid)
     sources, ports = lower_sources(sim, grid, media, index, port_sheets)
     sheets, guides = waveguide.lower(sim, plan, media, index, waveguide.record_names(sim))
     cE, wE, idxE = _tables(media, index, COMPONENTS[:3], _e_coefficients, dt, dtype, sim.storage)
@@ -198,7 +198,7 @@ def prepare(sim, *, align: int | None = None) -> FDTDSetup:
         pml=pml_coefficients(plan), sources=tuple(sources), plan=plan,
         planewaves=_plane_waves(sim, plan, index, media), dispersive=disp,
         ports=tuple(ports), sheets=tuple(sheets), waveguides=tuple(guides),
-        offdiagonal=_offdiagonal(couplings, plan), **monitors,
+        offdiagonal=_offdiagonal(smoothing, plan), **monitors,
     )
 
 
@@ -232,22 +232,22 @@ def pml_coefficients(plan: GridPlan) -> dict:
     return pml
 
 
-def _rasterize(sim, grid) -> tuple[list, dict[str, np.ndarray], tuple]:
-    """Media, per-component material indices and off-diagonal couplings (sub-pixel
-    smoothed when asked: :mod:`emjax.grid.subpixel`)."""
+def _rasterize(sim, grid) -> tuple[list, dict[str, np.ndarray], object]:
+    """Media, per-component material indices and the sub-pixel smoothing (when asked:
+    :class:`emjax.grid.subpixel.Smoothing`, else None)."""
     mat = rasterize(grid, sim.background, sim.structures)
     media = list(mat.media)
     index = {c: v for c, v in mat.index.items()}
     if getattr(sim, "subpixel", False):
         sm = subpixel.smooth(grid, sim.background, sim.structures, media, index)
-        return sm.media, sm.index, sm.couplings
-    return media, index, ()
+        return sm.media, sm.index, sm
+    return media, index, None
 
 
-def _offdiagonal(couplings, plan: GridPlan):
+def _offdiagonal(sm, plan: GridPlan):
     """The off-diagonal smoothing correction (:mod:`emjax.fdtd.anisotropic`) on the
     samples outside the CPML slabs and the wall planes, or None."""
-    if not couplings:
+    if sm is None:
         return None
     grid = plan.grid
     lo, hi = [1, 1, 1], [n - 1 for n in grid.nodes]
@@ -256,7 +256,7 @@ def _offdiagonal(couplings, plan: GridPlan):
             lo[slab.axis] = max(lo[slab.axis], slab.start + slab.length)
         else:
             hi[slab.axis] = min(hi[slab.axis], slab.start)
-    return anisotropic.lower(couplings, grid.shape, [1.0 / d for d in grid.spacing],
+    return anisotropic.lower(sm.couplings, sm.residual, grid.shape, [1.0 / d for d in grid.spacing],
                              list(zip(lo, hi, strict=True)), plan.dt, plan.dtype)
 
 

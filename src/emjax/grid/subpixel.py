@@ -195,6 +195,7 @@ class Smoothing:
     media: list
     index: dict
     couplings: tuple[Couplings, ...]
+    residual: tuple = ()  # per component (comp, idx (P, 3), exact - tabled kappa_cc)
 
 
 def _pairs(a: int, b: int, kap_a, kap_b, shape_b) -> Couplings:
@@ -226,8 +227,8 @@ def _pairs(a: int, b: int, kap_a, kap_b, shape_b) -> Couplings:
 
 def smooth(grid: YeeGrid, background, structures, media: list, index: dict, *,
            planar: bool = False, samples: int = 6, levels: int = 64) -> Smoothing:
-    """Smoothed media at cut E samples (inputs not modified) and their off-diagonal
-    couplings.
+    """Smoothed media at cut E samples (inputs not modified), their off-diagonal
+    couplings and the residual of the quantised diagonal.
 
     The diagonal entry is quantised as an equivalent arithmetic fill g (eps = eps_b + g
     (eps_s - eps_b)) to ``levels`` steps; sigma takes the same g. The off-diagonal
@@ -240,6 +241,7 @@ def smooth(grid: YeeGrid, background, structures, media: list, index: dict, *,
     eps_b = background.eps_r
     comps = [c for c in COMPONENTS[:3] if c in index]
     kappa: dict[tuple[int, int], list] = {}
+    residual: list = []
     for s in structures:
         m = s.medium
         if isinstance(s.geometry, Voxels) or not isinstance(m, Medium):
@@ -270,6 +272,9 @@ def smooth(grid: YeeGrid, background, structures, media: list, index: dict, *,
                     index[c] = index[c].astype(np.uint16)
             at = tuple(a[own] for a in cut.index)
             index[comp][at] = ids
+            # the table's quantised diagonal, made exact by the sparse correction
+            eps_q = eps_b + q / levels * (m.eps_r - eps_b)
+            residual.append((ci, np.stack(at, 1), 1.0 / eps_eff - 1.0 / eps_q))
             jump = fc / m.eps_r + (1 - fc) / eps_b - 1 / (fc * m.eps_r + (1 - fc) * eps_b)
             for cb in range(3):
                 if cb != ci and COMPONENTS[cb] in index:
@@ -290,7 +295,7 @@ def smooth(grid: YeeGrid, background, structures, media: list, index: dict, *,
             shape_b = index[COMPONENTS[b]].shape
             shape_b = (*shape_b, 1)[:3]
             couplings.append(_pairs(a, b, joined((a, b)), joined((b, a)), shape_b))
-    return Smoothing(media, index, tuple(couplings))
+    return Smoothing(media, index, tuple(couplings), tuple(residual))
 
 
 def average(grid: YeeGrid, background, structures, media: list, index: dict, *,
