@@ -134,7 +134,29 @@ def apply_sym(coeffs, y):
     (Shin and Fan 2012), where the UPML scaling S w G spreads it.
     """
     w, r = sym_factors(coeffs, y.shape[1:])
-    return r * w * apply_g(coeffs, y / r)
+    return _with_offdiagonal(coeffs, y, r * w * apply_g(coeffs, y / r), 1.0 / mu0)
+
+
+PAIRS = ((0, 1), (0, 2), (1, 2))
+"""The coupled component pairs of ``ops["od"]``, in its order."""
+
+
+def offdiagonal(ops, y, scale=1.0):
+    """The smoothed tensor's off-diagonal part applied to y, (3, ...): ``ops["od"]`` holds
+    per pair of :data:`PAIRS` (flat index of E_a, flat index of E_b, weight -k0^2
+    eps_ab / eps0 / 8-summed: :func:`emjax.grid.subpixel.couple`), symmetric, so the
+    system stays complex symmetric; the couplings lie outside the PML, where r = 1.
+    ``scale`` converts to another form's units (1 / mu0 for :func:`apply_sym`)."""
+    flat = [v.reshape(-1) for v in y]
+    out = [jnp.zeros_like(v) for v in flat]
+    for (a, b), (p, q, w) in zip(PAIRS, ops["od"], strict=True):
+        out[a] = out[a].at[p].add(scale * w * flat[b][q])
+        out[b] = out[b].at[q].add(scale * w * flat[a][p])
+    return jnp.stack([o.reshape(y.shape[1:]) for o in out])
+
+
+def _with_offdiagonal(ops, y, out, scale=1.0):
+    return out + offdiagonal(ops, y, scale) if "od" in ops else out
 
 
 def _jacobi(apply, ops, x):
@@ -212,7 +234,7 @@ def apply_sep(ops, y):
         (h0, d0), (h1, d1) = E_TERMS[a]
         curl = f1("e", d0) * _bwd(h[h0], d0) - f1("e", d1) * _bwd(h[h1], d1)
         out.append(kw[a] * y[a] - jnp.where(mask[a], r[a] * curl, 0))
-    return jnp.stack(out)
+    return _with_offdiagonal(ops, y, jnp.stack(out))
 
 
 def apply_ah_sep(ops, e, omega):
@@ -330,7 +352,7 @@ def apply_sep_stencil(ops, y):
         r_out = _line(outof[a][0], 0, 0, shape[0]) * _line(outof[a][1], 1, 0, shape[1]) \
             * _line(outof[a][2], 2, 0, shape[2])
         out.append(kw[a] * y[a] - r_out * curl)
-    return jnp.stack(out)
+    return _with_offdiagonal(ops, y, jnp.stack(out))
 
 
 def matvec_sep_stencil(ops, x):

@@ -40,6 +40,7 @@ class FDFDSetup:
     s_half: tuple  # per axis, stretch at half nodes (n,)
     warnings: list
     pml: int = 0  # PML cells on every face (the scenario's boundary.thickness, read here)
+    couplings: tuple = ()  # off-diagonal eps (subpixel.Couplings, F/m) of the smoothing
 
 
 def pml_stretch(n: int, d: float, t: int, pml, omega: float) -> tuple[np.ndarray, np.ndarray]:
@@ -102,22 +103,25 @@ def build(sim) -> FDFDSetup:
     mu_tab = np.array([_medium_mu(m, omega) for m in mm.media])
     eps = np.stack([eps_tab[mm.index[c]] for c in ("Ex", "Ey", "Ez")])
     mu = np.stack([mu_tab[mm.index[c]] for c in ("Hx", "Hy", "Hz")])
+    couplings = ()
     if sim.subpixel and sim.structures:
-        _average(grid, mm.media, mm.index, eps, sim, omega)
+        couplings = _average(grid, mm.media, mm.index, eps, sim, omega)
     s_int, s_half = [], []
     for a in range(3):
         si, sh = pml_stretch(grid.cells[a], grid.spacing[a], pml, sim.boundary, omega)
         s_int.append(si)
         s_half.append(sh)
     return FDFDSetup(grid=grid, omega=omega, eps=eps, mu=mu, s_int=tuple(s_int),
-                     s_half=tuple(s_half), warnings=msgs, pml=pml)
+                     s_half=tuple(s_half), warnings=msgs, pml=pml, couplings=couplings)
 
 
-def _average(grid, media, index: dict, eps: np.ndarray, sim, omega) -> None:
-    """Smoothed eps (in place) at E samples cut by a structure's surface: the shared
-    anisotropic rule of :mod:`emjax.grid.subpixel` with the complex eps of both media at
+def _average(grid, media, index: dict, eps: np.ndarray, sim, omega) -> tuple:
+    """Smoothed eps at E samples cut by a structure's surface (the diagonal in place,
+    the off-diagonal entries returned as :class:`emjax.grid.subpixel.Couplings`, F/m):
+    the tensor of :mod:`emjax.grid.subpixel` with the complex eps of both media at
     omega (so lossy and dispersive media are smoothed exactly at this frequency)."""
     eps_b = _medium_eps(sim.background, omega)
+    entries: dict = {}
     for s in sim.structures:
         if isinstance(s.geometry, Voxels) or isinstance(s.medium, PEC):
             continue
@@ -129,8 +133,14 @@ def _average(grid, media, index: dict, eps: np.ndarray, sim, omega) -> None:
                 continue
             own = np.isin(index[c][cut.index], (0, mid))
             at = tuple(v[own] for v in cut.index)
-            eps[a][at] = 1.0 / subpixel.inverse_eps(cut.fill[own], cut.normal[own, a] ** 2,
-                                                    eps_s, eps_b)
+            f, n = cut.fill[own], cut.normal[own]
+            eps[a][at] = subpixel.tensor_eps(f, n[:, a], n[:, a], True, eps_s, eps_b)
+            for b in range(3):
+                if b != a:
+                    entries.setdefault((a, b), []).append(
+                        (np.stack(at, 1), subpixel.tensor_eps(f, n[:, a], n[:, b], False,
+                                                              eps_s, eps_b)))
+    return subpixel.couple(entries, dict.fromkeys(range(3), grid.shape))
 
 
 # ----------------------------------------------------------------- coefficients

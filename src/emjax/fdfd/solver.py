@@ -28,7 +28,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..constants import mu0
+from ..constants import c0, eps0, mu0
 from ..driver.compile_cache import cache_report, mark
 from ..driver.environment import environment
 from ..driver.loop import StopFlag, check_every, progress_bar
@@ -103,12 +103,23 @@ def prepare(sim, *, storage: str | None = None, precision: str | None = None,
                                    apply_ae=lambda h: operator.apply_ae(cas, jnp.asarray(h)))
     shape = st.grid.shape
     bj = jnp.asarray(b.astype(cdt))
+    od = _offdiagonal(st, cdt)
+    if od is not None:
+        if not sym:
+            raise SetupError("subpixel smoothing couples E components (off-diagonal eps): "
+                             "it needs the symmetrized system; set solver.symmetrize = true")
+        ops["od"] = od
+        if cas is not None:
+            cas["od"] = od
     if storage == "separable":
         r = operator._sep_factors(ops, shape)[1]
         bj = r * (ops["kt"][ops["ki"].astype(jnp.int32)]) * bj  # mu0 r w b
     elif sym:
         w, r = operator.sym_factors(ops, shape)
         bj = r * w * bj
+    if od is not None:  # the scattered-field source of the off-diagonal eps - eps0 I
+        ei = jnp.asarray(e_inc.astype(cdt))
+        bj = bj - operator.offdiagonal(ops, ei, 1.0 if storage == "separable" else 1 / mu0)
     if pre == "jacobi":
         diag = operator.diagonal(cas, shape, symmetrize=sym)
         if storage == "separable":
@@ -130,6 +141,30 @@ def prepare(sim, *, storage: str | None = None, precision: str | None = None,
                     coeff_bytes=int(coeff_bytes), setup_time=time.perf_counter() - t0,
                     storage=storage, preconditioner=pre,
                     krylov=KrylovPlan(sol.method, sol.tol, sol.max_iter, sol.progress_every))
+
+
+def _offdiagonal(st, cdt):
+    """``ops["od"]`` of :func:`emjax.fdfd.operator.offdiagonal` from the smoothing's
+    couplings: pairs with both samples outside the PML and off the walls, weights
+    -k0^2 eps_ab / eps0; None without couplings."""
+    if not st.couplings:
+        return None
+    shape = st.grid.shape
+    lo, hi = st.pml + 1, np.array(shape) - st.pml - 1
+    strides = np.array([shape[1] * shape[2], shape[2], 1])
+    k0sq = (st.omega / c0) ** 2
+    by_pair = {(c.a, c.b): c for c in st.couplings}
+    od = []
+    for ab in operator.PAIRS:
+        c = by_pair.get(ab)
+        if c is None:
+            od.append((jnp.zeros(0, jnp.int32), jnp.zeros(0, jnp.int32), jnp.zeros(0, cdt)))
+            continue
+        ok = ((c.p >= lo) & (c.p < hi) & (c.q >= lo) & (c.q < hi)).all(1)
+        od.append((jnp.asarray(c.p[ok] @ strides, jnp.int32),
+                   jnp.asarray(c.q[ok] @ strides, jnp.int32),
+                   jnp.asarray((-k0sq / eps0 * c.w[ok]).astype(cdt))))
+    return tuple(od)
 
 
 def _coefficients(st, ce, we, ch, storage: str, pre: str, cdt) -> tuple[dict, dict | None, int]:

@@ -59,6 +59,14 @@ def inverse_eps(fill, n_c2, eps_s, eps_b):
     return n_c2 * inv + (1 - n_c2) / mean
 
 
+def tensor_eps(fill, n_a, n_b, same: bool, eps_s, eps_b):
+    """Entry (a, b) of the smoothed permittivity tensor itself (FDFD's E form):
+    delta_ab <eps> + (1 / <1/eps> - <eps>) n_a n_b (real or complex)."""
+    mean = fill * eps_s + (1 - fill) * eps_b
+    perp = 1.0 / (fill / eps_s + (1 - fill) / eps_b)
+    return (mean if same else 0.0) + (perp - mean) * n_a * n_b
+
+
 def cut_samples(grid: YeeGrid, comp: str, geom, *, planar: bool = False,
                 samples: int = 6) -> Cut:
     """The samples of ``comp`` whose dual cell may be cut by ``geom``'s surface.
@@ -220,7 +228,12 @@ def _pairs(a: int, b: int, kap_a, kap_b, shape_b) -> Couplings:
     p, q, w = p[ok], q[ok], w[ok]
     key = np.concatenate([p, q], axis=1)
     key, inv = np.unique(key, axis=0, return_inverse=True)
-    w = np.bincount(inv.ravel(), weights=w, minlength=key.shape[0])
+    inv = inv.ravel()
+    if np.iscomplexobj(w):
+        w = (np.bincount(inv, weights=w.real, minlength=key.shape[0])
+             + 1j * np.bincount(inv, weights=w.imag, minlength=key.shape[0]))
+    else:
+        w = np.bincount(inv, weights=w, minlength=key.shape[0])
     keep = w != 0
     return Couplings(a, b, key[keep, :3], key[keep, 3:], w[keep])
 
@@ -280,22 +293,29 @@ def smooth(grid: YeeGrid, background, structures, media: list, index: dict, *,
                 if cb != ci and COMPONENTS[cb] in index:
                     kappa.setdefault((ci, cb), []).append(
                         (np.stack(at, 1), jump * cut.normal[own, ci] * cut.normal[own, cb]))
-    couplings = []
+    shapes = {COMPONENTS.index(c): (*index[c].shape, 1)[:3] for c in comps}
+    return Smoothing(media, index, couple(kappa, shapes), tuple(residual))
+
+
+def couple(entries: dict, shapes: dict) -> tuple[Couplings, ...]:
+    """Symmetric :class:`Couplings` from off-diagonal tensor entries at cut samples:
+    ``entries[(a, b)]`` a list of (idx (P, 3) of E_a samples, value (P,)) of entry
+    (a, b) (real or complex; the (b, a) entries at E_b samples likewise); ``shapes``:
+    component -> array shape."""
+    out = []
     for a in range(3):
         for b in range(a + 1, 3):
-            if (a, b) not in kappa and (b, a) not in kappa:
+            if (a, b) not in entries and (b, a) not in entries:
                 continue
 
             def joined(key):
-                parts = kappa.get(key, [])
+                parts = entries.get(key, [])
                 if not parts:
                     return np.zeros((0, 3), np.int64), np.zeros(0)
                 return (np.concatenate([x for x, _ in parts]),
                         np.concatenate([k for _, k in parts]))
-            shape_b = index[COMPONENTS[b]].shape
-            shape_b = (*shape_b, 1)[:3]
-            couplings.append(_pairs(a, b, joined((a, b)), joined((b, a)), shape_b))
-    return Smoothing(media, index, tuple(couplings), tuple(residual))
+            out.append(_pairs(a, b, joined((a, b)), joined((b, a)), shapes[b]))
+    return tuple(out)
 
 
 def average(grid: YeeGrid, background, structures, media: list, index: dict, *,
@@ -307,4 +327,5 @@ def average(grid: YeeGrid, background, structures, media: list, index: dict, *,
     return sm.media, sm.index
 
 
-__all__ = ["Couplings", "Cut", "Smoothing", "average", "cut_samples", "inverse_eps", "smooth"]
+__all__ = ["Couplings", "Cut", "Smoothing", "average", "couple", "cut_samples", "inverse_eps",
+           "smooth", "tensor_eps"]
