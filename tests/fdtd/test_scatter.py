@@ -39,11 +39,13 @@ def sphere_result():
 
 
 def test_sphere_rcs_coarse(sphere_result):
+    """Smoothed (tensor) sphere at 10 mm, 7 cells per radius: measured RMS 0.090 / 0.165
+    dB, max 0.16 / 0.42 dB (E / H plane); staircased there 0.48 / 0.72, max 1.0 / 1.7."""
     errs = rcs_errors(sphere_result, 0.072, 4.0)
     print({p: (round(r, 3), round(m, 3)) for p, (r, m) in errs.items()})
     for plane, (rms, mx) in errs.items():
-        assert rms <= 1.2, (plane, rms)
-        assert mx <= 3.0, (plane, mx)
+        assert rms <= 0.25, (plane, rms)
+        assert mx <= 0.6, (plane, mx)
 
 
 def test_pec_sphere_rcs_coarse():

@@ -240,8 +240,23 @@ def _rasterize(sim, grid) -> tuple[list, dict[str, np.ndarray], object]:
     index = {c: v for c, v in mat.index.items()}
     if getattr(sim, "subpixel", False):
         sm = subpixel.smooth(grid, sim.background, sim.structures, media, index)
+        _check_stable(sim, sm)
         return sm.media, sm.index, sm
     return media, index, None
+
+
+def _check_stable(sim, sm) -> None:
+    """Refuse a smoothing whose D-to-E map would make the leapfrog unstable at the
+    scenario's Courant number (:func:`emjax.grid.subpixel.largest_inverse_eps`)."""
+    eps_min = min([m.eps_r * m.mu_r for m in sim.media] + [m.eps_inf for m in sim.pole_media])
+    lam = subpixel.largest_inverse_eps(sm)
+    limit = 1.0 / (sim.courant**2 * eps_min)
+    if lam > limit:
+        raise SetupError(
+            f"subpixel: the smoothed permittivity's largest inverse eigenvalue {lam:.6f} "
+            f"exceeds 1 / (courant^2 eps_min) = {limit:.6f} at courant = {sim.courant}: the "
+            f"run would grow without bound; set courant <= "
+            f"{math.floor(1e4 / math.sqrt(lam * eps_min)) / 1e4} or subpixel = false")
 
 
 def _offdiagonal(sm, plan: GridPlan):
