@@ -28,20 +28,20 @@ HERE = Path(__file__)
 
 
 def _gradient(steps=80, checkpoints=3, devices=None, source="dipole"):
-    from emjax.fdtd import gradient as G
+    from emjax.fdtd import gradient as fg
 
     sim = fdtd_design(cells=18, pml=3, steps=steps, source=source)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a coarse grid, on purpose
-        g = G.FDTDGradient(sim, checkpoints=checkpoints, devices=devices)
+        g = fg.FDTDGradient(sim, checkpoints=checkpoints, devices=devices)
     g.region(*FDTD_REGION, (3, 3, 2), eps_r=(1.0, 3.0), sigma=(0.0, 0.2))
     return sim, g
 
 
 def _point(g, out):
-    from emjax.fdtd import gradient as G
+    from emjax.fdtd import gradient as fg
 
-    return 1e20 * G.point_intensity(g, out, "dft", (1, 1, 0))
+    return 1e20 * fg.point_intensity(g, out, "dft", (1, 1, 0))
 
 
 def _rho(shape):
@@ -55,7 +55,7 @@ def test_gradient_matches_finite_differences_lossy():
     match the reverse-mode directional derivative to 1e-6 (measured 3e-9)."""
     import jax.numpy as jnp
 
-    sim, g = _gradient()
+    _, g = _gradient()
     assert (g.checkpoints, g.length, g.tail) == (3, 26, 2)
     rho, d = _rho(g.design.shape)
     value, grad = g.value_and_grad(_point)(jnp.asarray(rho))
@@ -67,12 +67,13 @@ def test_gradient_matches_finite_differences_lossy():
     assert abs(float(value) - float(f(jnp.asarray(rho)))) <= 1e-12 * abs(float(value))
 
 
+@pytest.mark.slow
 def test_forward_equals_the_normal_run():
     """With the region set to the medium beneath it (vacuum), the gradient run's DFT and
     flux are the normal run's (same chunk function, CAS instead of CIS coefficients)."""
     import jax.numpy as jnp
 
-    from emjax.fdtd import gradient as G
+    from emjax.fdtd import gradient as fg
 
     sim, g = _gradient(steps=40, source="planewave")
     g.region(*FDTD_REGION, (3, 3, 2), eps_r=(1.0, 1.0), sigma=(0.0, 0.0))
@@ -83,7 +84,7 @@ def test_forward_equals_the_normal_run():
     ref = res["dft"].data["Ex"]
     assert np.max(np.abs(np.asarray(out["state"].dft[0]["Ex"]) - ref)) <= 1e-12 * np.max(
         np.abs(ref))
-    np.testing.assert_allclose(float(G.flux(g, out, "flux")[0]), res["flux"].data["flux"][0],
+    np.testing.assert_allclose(float(fg.flux(g, out, "flux")[0]), res["flux"].data["flux"][0],
                                rtol=1e-12)
 
 
@@ -109,6 +110,7 @@ def test_bad_design_regions():
         _gradient(steps=4, checkpoints=9)
 
 
+@pytest.mark.slow
 def test_sharded_gradient_equals_one_device():
     """The gradient of a run sharded along x over 2 forced CPU devices equals the
     one-device gradient (float64, relative 1e-10)."""

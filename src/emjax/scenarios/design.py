@@ -29,12 +29,13 @@ def lossy_box(cells: int, pml: int):
 def fdtd_design(cells: int = 24, pml: int = 6, steps: int = 300, source: str = "dipole",
                 dtype: str = "float64", spacing: float = 0.01, sigma: float = 0.1):
     """FDTD3D on ``cells``^3 cells of ``spacing`` (1 cm) with a ``pml``-cell CPML, a
-    Gaussian pulse (3 GHz centre, 2 GHz width), ``steps`` steps; ``source`` "dipole" (an x dipole 5 cells below the centre) or "planewave" (an
-    x-polarised plane wave along +z, TF/SF box 2 cells inside the CPML); a lossy slab
-    (eps_r 2, ``sigma`` S/m, 6 x 6 x 1 cells) 1.5 cells above the centre; monitors: a
-    DFT plane ``dft`` of E at 3 GHz 3 cells above the centre (3 x 3 nodes) and a flux
-    plane ``flux`` 5 cells above it (10 x 10 cells). The design region of the gradient
-    checks: the box -3..3 x -3..3 x -3..0 cells (:data:`FDTD_REGION`)."""
+    Gaussian pulse (3 GHz centre, 2 GHz width), ``steps`` steps. ``source``: "dipole"
+    (an x dipole 5 cells below the centre) or "planewave" (an x-polarised plane wave
+    along +z, TF/SF box 2 cells inside the CPML). A lossy slab (eps_r 2, ``sigma`` S/m,
+    6 x 6 x 1 cells) 1.5 cells above the centre. Monitors: a DFT plane ``dft`` of E at
+    3 GHz 3 cells above the centre (3 x 3 nodes) and a flux plane ``flux`` 5 cells
+    above it (10 x 10 cells). The design region of the gradient checks: the box -3..3 x
+    -3..3 x -3..0 cells (:data:`FDTD_REGION`)."""
     from ..model import (
         CPML,
         FDTD3D,
