@@ -24,7 +24,8 @@ costs one more solve of the same kind as the forward one.
 
 Design regions: :class:`DesignRegion` maps a density ``rho`` in [0, 1] on a box of cells
 (index ranges) to eps_r on the three Yee E components by linear interpolation between two
-(possibly lossy) media; :func:`conic_filter` and :func:`tanh_projection` compose in front.
+(possibly lossy) media; :func:`conic_filter` and :func:`tanh_projection` compose in front
+(both in :mod:`emjax.grid.design`, shared with FDTD).
 Objectives (:func:`point_intensity`, :func:`flux_z`) are plain functions of the fields.
 """
 
@@ -34,11 +35,16 @@ from dataclasses import dataclass
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jax import lax
 
 from ..constants import c0, eps0
 from ..errors import SetupError
+from ..grid.design import (  # noqa: F401  (re-exported: the FDFD API)
+    check_cells,
+    check_parameters,
+    conic_filter,
+    tanh_projection,
+)
 from . import krylov, operator, precond
 
 
@@ -157,9 +163,7 @@ class DesignRegion:
 
     def eps(self, rho: jax.Array, base: jax.Array) -> jax.Array:
         """``base`` (3, nx, ny, nz) with the region set from ``rho`` (shape :attr:`shape`)."""
-        if tuple(rho.shape) != self.shape:
-            raise SetupError(f"design parameters: shape {tuple(rho.shape)}, the region "
-                             f"{self.lo}..{self.hi} needs {self.shape}")
+        check_parameters(rho.shape, self.shape, f"{self.lo}..{self.hi}")
         val = self.eps_min + rho * (self.eps_max - self.eps_min)
         sl = tuple(slice(lo, h) for lo, h in zip(self.lo, self.hi, strict=True))
         return base.at[(slice(None), *sl)].set(jnp.broadcast_to(val, (3, *self.shape)))
@@ -172,35 +176,10 @@ def design_region(static: AdjointStatic, lo, hi, eps_min: complex, eps_max: comp
     lo, hi = tuple(int(v) for v in lo), tuple(int(v) for v in hi)
     if len(lo) != 3 or len(hi) != 3:
         raise SetupError(f"design region: lo = {lo}, hi = {hi}; both need 3 cell indices")
-    for a, (n, lo_a, hi_a) in enumerate(zip(static.shape, lo, hi, strict=True)):
-        first, last = max(static.pml, 1), n - static.pml
-        if not (first <= lo_a < hi_a <= last):
-            raise SetupError(
-                f"design region: cells {lo_a}..{hi_a} along axis {'xyz'[a]} leave the "
-                f"interior; allowed {first} <= lo < hi <= {last} ({n} cells, {static.pml} "
-                "PML cells on each face)")
+    first = (max(static.pml, 1),) * 3
+    last = tuple(n - static.pml for n in static.shape)
+    check_cells(lo, hi, static.shape, first, last, f"{static.pml} PML cells on each face")
     return DesignRegion(lo=lo, hi=hi, eps_min=complex(eps_min), eps_max=complex(eps_max))
-
-
-def conic_filter(rho: jax.Array, radius: float) -> jax.Array:
-    """rho convolved with the normalized cone 1 - |d| / radius (cells), renormalized at the
-    region's edges (so a constant stays constant)."""
-    n = int(np.ceil(radius)) - 1
-    if n < 1:
-        return rho
-    u = np.arange(-n, n + 1)
-    d = np.sqrt(u[:, None, None] ** 2 + u[None, :, None] ** 2 + u[None, None, :] ** 2)
-    k = jnp.asarray(np.maximum(0.0, 1.0 - d / radius), dtype=rho.dtype)
-    # zero padding and a "valid" convolution: any region shape, even thinner than the cone
-    num = jax.scipy.signal.convolve(jnp.pad(rho, n), k, mode="valid")
-    den = jax.scipy.signal.convolve(jnp.pad(jnp.ones_like(rho), n), k, mode="valid")
-    return num / den
-
-
-def tanh_projection(rho: jax.Array, beta: float, eta: float = 0.5) -> jax.Array:
-    """Smoothed threshold of rho at ``eta`` with sharpness ``beta`` (Wang et al. 2011)."""
-    t = np.tanh(beta * eta)
-    return (t + jnp.tanh(beta * (rho - eta))) / (t + np.tanh(beta * (1 - eta)))
 
 
 # ------------------------------------------------------------------ objectives

@@ -75,23 +75,35 @@ def collect(s: FDTDSetup, sim, state, record, steps: int) -> dict:
     return out
 
 
-def _flux(s: FDTDSetup, state, m, lo, hi, direction: float, faces):
-    """MonitorData of a FluxMonitor: its faces' DFT spectra paired by
-    :func:`emjax.analysis.flux.face_flux` and summed, in W s^2 per frequency."""
+def flux_spectrum(spacing, dft, lo, hi, direction: float, faces, xp=np):
+    """A FluxMonitor's flux per frequency (W s^2): its faces' DFT spectra ``dft[k]``
+    (component -> (nf, ...)) paired by :func:`emjax.analysis.flux.face_flux` and summed;
+    ``xp`` the array module (``jax.numpy``: differentiable, :mod:`emjax.fdtd.gradient`)."""
     from ..analysis.flux import face_flux, tangential_pair
-    from ..results import MonitorData
 
-    d = s.grid.spacing
-    flux = np.zeros(len(m.frequencies))
+    flux = 0.0
     for k, axis, side in faces:
-        acc = {c: np.asarray(v, np.complex128) for c, v in jax.device_get(state.dft[k]).items()}
+        acc = dft[k]
         b, c = tangential_pair(axis)
         e_b, e_c, h_b, h_c = (acc[f"{f}{'xyz'[t]}"] for f, t in (("E", b), ("E", c),
                                                                  ("H", b), ("H", c)))
-        flux += face_flux(e_b, e_c, h_b, h_c, side, d[b] * d[c])
+        flux = flux + face_flux(e_b, e_c, h_b, h_c, side, spacing[b] * spacing[c], xp=xp)
+    if all(lo[a] != hi[a] for a in range(3)):
+        # a box's faces count outward; a plane's face along its direction
+        flux = flux * direction
+    return flux
+
+
+def _flux(s: FDTDSetup, state, m, lo, hi, direction: float, faces):
+    """MonitorData of a FluxMonitor: its faces' DFT spectra paired by
+    :func:`emjax.analysis.flux.face_flux` and summed, in W s^2 per frequency."""
+    from ..results import MonitorData
+
+    d = s.grid.spacing
+    dft = {k: {c: np.asarray(v, np.complex128) for c, v in jax.device_get(state.dft[k]).items()}
+           for k, _, _ in faces}
+    flux = flux_spectrum(d, dft, lo, hi, direction, faces)
     normal = next((a for a in range(3) if lo[a] == hi[a]), None)
-    if normal is None:  # a box's faces count outward; a plane's face along its direction
-        flux *= direction
     low, dv = np.asarray(s.grid.lower), np.asarray(d)
     attrs = {"box_lo": (low + np.asarray(lo) * dv).tolist(),
              "box_hi": (low + np.asarray(hi) * dv).tolist(),

@@ -131,8 +131,15 @@ def _e_coefficients(m, dt: float) -> tuple[float, float, float]:
     if isinstance(m, PoleMedium):
         return dispersive_setup.e_coefficients(m, dt)
     eps = eps0 * m.eps_r
-    s = m.sigma * dt / (2 * eps)
-    return (1 - s) / (1 + s), (dt / eps) / (1 + s), eps
+    return (*e_update(eps, m.sigma, dt), eps)
+
+
+def e_update(eps, sigma, dt: float):
+    """(ca, cb) of the semi-implicit E update (Taflove and Hagness 2005, eq. 3.29) for
+    permittivity ``eps`` (F/m) and conductivity ``sigma`` (S/m): floats, NumPy or JAX
+    arrays alike (the design regions of :mod:`emjax.fdtd.gradient` trace it)."""
+    s = sigma * dt / (2 * eps)
+    return (1 - s) / (1 + s), (dt / eps) / (1 + s)
 
 
 def _h_coefficients(m, dt: float) -> tuple[float, float, float]:

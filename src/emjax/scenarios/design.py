@@ -25,4 +25,49 @@ def lossy_box(cells: int, pml: int):
                   solver=FDFDSolver(tol=1e-12, max_iter=4000))
 
 
-__all__ = ["lossy_box"]
+
+def fdtd_design(cells: int = 24, pml: int = 6, steps: int = 300, source: str = "dipole",
+                dtype: str = "float64", spacing: float = 0.01, sigma: float = 0.1):
+    """FDTD3D on ``cells``^3 cells of ``spacing`` (1 cm) with a ``pml``-cell CPML, a
+    Gaussian pulse (3 GHz centre, 2 GHz width), ``steps`` steps. ``source``: "dipole"
+    (an x dipole 5 cells below the centre) or "planewave" (an x-polarised plane wave
+    along +z, TF/SF box 2 cells inside the CPML). A lossy slab (eps_r 2, ``sigma`` S/m,
+    6 x 6 x 1 cells) 1.5 cells above the centre. Monitors: a DFT plane ``dft`` of E at
+    3 GHz 3 cells above the centre (3 x 3 nodes) and a flux plane ``flux`` 5 cells
+    above it (10 x 10 cells). The design region of the gradient checks: the box -3..3 x
+    -3..3 x -3..0 cells (:data:`FDTD_REGION`)."""
+    from ..model import (
+        CPML,
+        FDTD3D,
+        DFTMonitor,
+        FluxMonitor,
+        GaussianPulse,
+        PlaneWave,
+        PointDipole,
+    )
+
+    d = spacing
+    pulse = GaussianPulse(f0=3e9, fwidth=2e9)
+    if source == "dipole":
+        src = PointDipole(position=(0, 0, -5 * d), polarization="x", waveform=pulse)
+    else:
+        half = (cells / 2 - pml - 2) * d
+        src = PlaneWave(waveform=pulse, box_center=(0, 0, 0), box_size=(2 * half,) * 3)
+    lossy = Medium(eps_r=2.0, sigma=sigma)
+    return FDTD3D(
+        domain=Domain(size=(cells * d,) * 3, spacing=d),
+        structures=[Structure(geometry=Box(center=(0, 0, 1.5 * d), size=(6 * d, 6 * d, d)),
+                              medium=lossy)],
+        sources=[src],
+        monitors=[DFTMonitor(name="dft", center=(0, 0, 3 * d), size=(2 * d, 2 * d, 0),
+                             components=["Ex", "Ey", "Ez"], frequencies=[3e9]),
+                  FluxMonitor(name="flux", center=(0, 0, 5 * d), size=(10 * d, 10 * d, 0),
+                              frequencies=[3e9])],
+        boundary=CPML(thickness=pml), steps=steps, dtype=dtype)
+
+
+
+FDTD_REGION = ((-0.03, -0.03, -0.03), (0.03, 0.03, 0.0))
+"""The design box (m) of :func:`fdtd_design` at its default 1 cm spacing."""
+
+__all__ = ["FDTD_REGION", "fdtd_design", "lossy_box"]
