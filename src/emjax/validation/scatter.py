@@ -175,39 +175,64 @@ def rcs_errors(res, radius: float, eps_r, frequency: float = 1e9,
     return out
 
 
+def _order(spacings, errors) -> float:
+    """Least-squares slope of log error against log cell size."""
+    return float(np.polyfit(np.log(spacings), np.log(errors), 1)[0])
+
+
 def _sphere_case(case: str, pec: bool, spacings, *, subpixel: bool, label: str,
                  assert_falls: bool = True, rms_limit: float = 0.5,
-                 max_limit: float = 1.5) -> list[Check]:
+                 max_limit: float = 1.5, limit_at: float | None = None,
+                 min_order: float | None = None) -> list[Check]:
+    """Records per plane and cell size; the limits hold at ``limit_at`` (m; default the
+    finest cell run); with ``assert_falls`` the RMS error of each plane must fall at
+    every refinement and, given ``min_order`` and three or more sizes, its observed
+    order (least squares) must reach it."""
     if spacings is None:
         spacings = (5e-3, 4e-3, 10e-3 / 3) if on_gpu() else (5e-3, 4e-3)
     radius, eps_r = (0.095, None) if pec else (0.072, 4.0)
-    recs, rms = [], []
+    at = spacings[-1] if limit_at is None or limit_at not in spacings else limit_at
+    recs, rms = [], {"E": [], "H": []}
     for d in spacings:
         res = sphere_scenario(d, pec=pec, subpixel=subpixel).run(progress=False)
         errs = rcs_errors(res, radius, eps_r)
-        rms.append(max(e[0] for e in errs.values()))
-        finest = d == spacings[-1]
+        gated = d == at
         for plane, (r, m) in errs.items():
+            rms[plane].append(r)
             tag = f"{plane}-plane at {d * 1e3:.3g} mm, {label}"
-            recs.append(Check(case, f"RMS RCS error, {tag}", r, rms_limit, "dB",
-                              r <= rms_limit or not finest))
-            recs.append(Check(case, f"max RCS error, {tag}", m, max_limit, "dB",
-                              m <= max_limit or not finest))
-    if len(rms) > 1:
-        falls = all(b < a for a, b in itertools.pairwise(rms))
-        recs.append(Check(case, f"RMS error finest / coarsest, {label} (falls at each "
-                          f"refinement: {falls})", rms[-1] / rms[0], 1.0, "",
-                          falls or not assert_falls, bound="<"))
+            recs.append(Check(case, f"RMS RCS error, {tag}", r,
+                              rms_limit if gated else float("nan"), "dB",
+                              r <= rms_limit or not gated))
+            recs.append(Check(case, f"max RCS error, {tag}", m,
+                              max_limit if gated else float("nan"), "dB",
+                              m <= max_limit or not gated))
+    if len(spacings) > 1:
+        for plane, e in rms.items():
+            falls = all(b < a for a, b in itertools.pairwise(e))
+            recs.append(Check(case, f"{plane}-plane RMS error finest / coarsest, {label} "
+                              f"(falls at each refinement: {falls})", e[-1] / e[0], 1.0, "",
+                              falls or not assert_falls, bound="<"))
+            if len(spacings) > 2:
+                order = _order(spacings, e)
+                need = min_order if (assert_falls and min_order) else float("nan")
+                recs.append(Check(case, f"{plane}-plane observed order of the RMS error, "
+                                  f"{label}", order, need, "", math.isnan(need) or order >= need,
+                                  bound=">="))
     return recs
 
 
 def sphere_rcs(spacings=None) -> list[Check]:
-    """Sub-cell averaged sphere (the converging discretisation); on a GPU also the
-    staircased one, whose errors are smaller but wander with resolution (its
-    convergence is reported, not required)."""
+    """Smoothed sphere (:mod:`emjax.grid.subpixel`: the anisotropic tensor, diagonal and
+    off-diagonal): on a GPU at 5, 4, 3.33 and 2.5 mm, RMS error <= 0.1 dB at 3.33 mm,
+    falling at every refinement with an observed order >= 1.7 in both planes (issue
+    25); the staircased sphere at the same cells for comparison (not gated: its errors
+    wander with the grid). On a CPU 5 and 4 mm, smoothed only."""
     case = "fdtd3d-sphere-rcs"
-    recs = _sphere_case(case, False, spacings, subpixel=True, label="sub-cell averaged eps")
-    if on_gpu() or spacings is not None:
+    if spacings is None:
+        spacings = (5e-3, 4e-3, 10e-3 / 3, 2.5e-3) if on_gpu() else (5e-3, 4e-3)
+    recs = _sphere_case(case, False, spacings, subpixel=True, label="smoothed eps",
+                        rms_limit=0.1, max_limit=0.3, limit_at=10e-3 / 3, min_order=1.7)
+    if on_gpu():
         recs += _sphere_case(case, False, spacings, subpixel=False, label="staircased",
                              assert_falls=False)
     return recs
