@@ -256,8 +256,8 @@ def _check_stable(sim, sm) -> None:
     """Refuse a smoothing whose D-to-E map would make the leapfrog unstable at the
     scenario's Courant number (:func:`emjax.grid.subpixel.largest_inverse_eps`)."""
     eps_min = min([m.eps_r * m.mu_r for m in sim.media] + [m.eps_inf for m in sim.pole_media])
-    lam = subpixel.largest_inverse_eps(sm)
     limit = 1.0 / (sim.courant**2 * eps_min)
+    lam = subpixel.largest_inverse_eps(sm, enough=limit)
     if lam > limit:
         raise SetupError(
             f"subpixel: the smoothed permittivity's largest inverse eigenvalue {lam:.6f} "
