@@ -129,7 +129,7 @@ def design_region(solver: FDTDSolver, lower, upper, pixels, eps_r=(1.0, 2.0),
     if any(u1[a] <= u0[a] for a in range(3)):
         raise SetupError(f"design region: lower {lower} must lie below upper {upper} (m)")
     check_cells(lo, hi, grid.cells, first, last, note)
-    media, index = _rasterize(sim, grid)
+    media, index, _ = _rasterize(sim, grid)
     patches = []
     for comp in range(3):
         name = COMPONENTS[comp]

@@ -122,6 +122,7 @@ class FDTDSetup:
     sheets: tuple = ()
     waveguides: tuple = ()
     offdiagonal: object = None
+    conformal: object = None  # conformal3d.conformal_faces' (terms, edges, ratios) or None
 
 
 def _e_coefficients(m, dt: float) -> tuple[float, float, float]:
@@ -184,6 +185,7 @@ def prepare(sim, *, align: int | None = None) -> FDTDSetup:
     advise(sim, dt, plan.steps, grid.spacing)  # warnings only: the run goes ahead
     port_sheets = plan_ports(sim, plan)  # misplaced ports refused before any field array
     media, index, smoothing = _rasterize(sim, grid)
+    cut = _conformal(sim, plan, media, index)
     sources, ports = lower_sources(sim, grid, media, index, port_sheets)
     sheets, guides = waveguide.lower(sim, plan, media, index, waveguide.record_names(sim))
     cE, wE, idxE = _tables(media, index, COMPONENTS[:3], _e_coefficients, dt, dtype, sim.storage)
@@ -199,14 +201,28 @@ def prepare(sim, *, align: int | None = None) -> FDTDSetup:
     if monitors["energy"]:
         energy_weights = {"E": _energy_weights(wE, idxE, grid.cell_volume, dtype),
                           "H": _energy_weights(wH, idxH, grid.cell_volume, dtype)}
+        if cut is not None:
+            from .conformal3d import energy_weights as conformal_weights
+            energy_weights = conformal_weights(energy_weights, cut, grid.shape)
     return FDTDSetup(
         grid=grid, layout=layout(plan, sim.cpml_strategy), dtype=dtype, dt=dt,
         steps=plan.steps, coeffs={"E": cE, "H": cH}, energy_weights=energy_weights,
         pml=pml_coefficients(plan), sources=tuple(sources), plan=plan,
         planewaves=_plane_waves(sim, plan, index, media), dispersive=disp,
         ports=tuple(ports), sheets=tuple(sheets), waveguides=tuple(guides),
-        offdiagonal=_offdiagonal(smoothing, plan), **monitors,
+        offdiagonal=_offdiagonal(smoothing, plan), conformal=cut, **monitors,
     )
+
+
+def _conformal(sim, plan: GridPlan, media: list, index: dict):
+    """The Dey-Mittra cut faces (:func:`emjax.fdtd.conformal3d.conformal_faces`) when
+    ``sim.conformal_pec`` asks, else None; edges with a free part get their free medium
+    in ``index`` (``media`` may grow)."""
+    if not getattr(sim, "conformal_pec", False):
+        return None
+    from .conformal3d import conformal_faces  # it reads this module's coefficients
+
+    return conformal_faces(sim, plan, media, index, plan.dt, plan.dtype)
 
 
 def layout(plan: GridPlan, strategy: str) -> Layout:

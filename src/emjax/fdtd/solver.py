@@ -23,7 +23,7 @@ from ..driver.compile_cache import mark
 from ..driver.environment import environment
 from ..driver.monitors import frame_buffers, frames_taken, sampled, scan_with_frames, store_frames
 from ..driver.precision import needs_x64, require_x64
-from ..errors import InstabilityError
+from ..errors import InstabilityError, SetupError
 from ..grid.yee import COMPONENTS
 from . import anisotropic, auxgrid, dispersive
 from .collect import collect, region_shape
@@ -31,7 +31,7 @@ from .memory import check_fits, check_fits_per_device
 from .setup import FDTDSetup, prepare, waveform_samples
 from .state import FDTDState
 from .tfsf import corrections
-from .update3d import inject, update_E, update_H, zeros_psi
+from .update3d import conformal_h, inject, update_E, update_H, zeros_psi
 
 _COMP = {c: i for i, c in enumerate(COMPONENTS)}
 
@@ -69,6 +69,10 @@ class FDTDSolver:
         # shards' own z extent decides their alignment there anyway.
         if devices is not None and shard_axis in ("z", 2):
             align = 1
+        if devices is not None and getattr(sim, "conformal_pec", False):
+            raise SetupError("conformal_pec = true: sharded runs (devices = ...) do not take "
+                             "the conformal PEC faces yet; run on one device or set "
+                             "conformal_pec = false")
         if check_memory and devices is None:  # before rasterizing: refused at once
             check_fits(sim, self.chunk, align)
         elif check_memory:
@@ -118,6 +122,7 @@ class FDTDSolver:
                          for _, box in s.planewaves],
                 "disp": s.dispersive.coeffs if s.dispersive else (),
                 "offdiag": s.offdiagonal,
+                "cut": s.conformal[0] if s.conformal is not None else None,
                 "sheets": [sh.profile.astype(s.dtype) for sh in s.sheets],
                 "wg": [[[w.astype(s.dtype) for _, _, w in terms] for terms in (g.e_terms,
                                                                               g.h_terms)]
@@ -304,6 +309,8 @@ def _step3d(carry: FDTDState, consts, x, setup: FDTDSetup):
     aux = carry.aux
     xH = _tfsf_terms(setup, consts, aux, "H")
     H_new, psi_H = update_H(E, H, consts["cH"], consts["pml"], carry.psi_H, lay, xH)
+    if consts.get("cut") is not None:  # conformal PEC faces (fdtd/conformal3d)
+        H_new = conformal_h(H_new, H, E, consts["cut"])
     H_new = add_sheets(H_new, setup.sheets, consts["sheets"], x["sheet"], "H")
     aux = [auxgrid.step_h(c["aux"], a) for c, a in zip(consts["tfsf"], aux, strict=True)]
     xE = _tfsf_terms(setup, consts, aux, "E")
