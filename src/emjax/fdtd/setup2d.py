@@ -17,6 +17,7 @@ import numpy as np
 
 from ..constants import eps0, mu0
 from ..errors import SetupError
+from ..grid import subpixel
 from ..grid.rasterize import rasterize
 from ..grid.yee import COMPONENTS, OFFSETS, YeeGrid
 from ..model import PEC, DFTMonitor, EnergyMonitor, FieldSnapshot, PlaneWave, Probe
@@ -175,8 +176,11 @@ def prepare(sim) -> FDTD2DSetup:
     e_names = tuple("E" + "xyz"[c] for c in plan.comps[0])
     h_names = tuple("H" + "xyz"[c] for c in plan.comps[1])
     mat = rasterize(grid, sim.background, sim.structures)
-    media = list(mat.media)
-    index = {c: mat.index[c][:, :, 0] for c in (*e_names, *h_names)}
+    media, index3 = list(mat.media), {c: mat.index[c] for c in (*e_names, *h_names)}
+    if sim.subpixel:  # the polarization's in-plane E samples; H stays staircased
+        media, index3 = subpixel.average(grid, sim.background, sim.structures, media, index3,
+                                         planar=True)
+    index = {c: a[:, :, 0] for c, a in index3.items()}
 
     cut = None
     if sim.polarization == "TEz" and sim.conformal and any(

@@ -34,6 +34,7 @@ import numpy as np
 
 from ..model.geometry import Box, Voxels
 from ..model.media import Medium
+from ..model.scenario2d import Rectangle
 from .cad import inside_grid, is_cad
 from .levelset import box_fraction, level, plane_fraction
 from .yee import COMPONENTS, YeeGrid
@@ -71,6 +72,10 @@ def cut_samples(grid: YeeGrid, comp: str, geom, *, planar: bool = False,
     dv = d[:dims]
     coords = grid.coords(comp)
     lo_b, hi_b = geom.bounds()
+    empty = Cut((np.zeros(0, np.int64),) * 3, np.zeros(0), np.zeros((0, 3)))
+    if planar and not lo_b[2] <= coords[2][0] <= hi_b[2]:
+        return empty  # a 3D shape the plane z = 0 misses
+    boxy = isinstance(geom, Box | Rectangle)
     sel = []
     for a in range(3):
         x = coords[a]
@@ -78,7 +83,6 @@ def cut_samples(grid: YeeGrid, comp: str, geom, *, planar: bool = False,
             sel.append(np.arange(x.size))
             continue
         sel.append(np.nonzero((x >= lo_b[a] - d[a]) & (x <= hi_b[a] + d[a]))[0])
-    empty = Cut((np.zeros(0, np.int64),) * 3, np.zeros(0), np.zeros((0, 3)))
     if any(k.size == 0 for k in sel):
         return empty
     (i0, j0, k0), (i1, j1, k1) = ([int(k[0]) for k in sel], [int(k[-1]) + 1 for k in sel])
@@ -90,7 +94,7 @@ def cut_samples(grid: YeeGrid, comp: str, geom, *, planar: bool = False,
         a1 = min(a0 + _SLAB, i1)
         X = coords[0][a0:a1][:, None, None]
         X, Yb, Zb = np.broadcast_arrays(X, Y, Z)
-        lv = None if isinstance(geom, Box) else level(geom, X, Yb, Zb)
+        lv = None if boxy else level(geom, X, Yb, Zb)
         if lv is not None:
             phi, n = lv
             if planar:
@@ -107,7 +111,7 @@ def cut_samples(grid: YeeGrid, comp: str, geom, *, planar: bool = False,
             f = plane_fraction(nk[:, :dims] * dv, -phi[keep])
         else:
             centre = np.stack([X, Yb, Zb], -1)
-            if isinstance(geom, Box):
+            if boxy:
                 f_all, n_all = box_fraction(geom, centre.reshape(-1, 3)[:, :dims], dv)
             else:
                 f_all, n_all = _sampled(geom, X[:, 0, 0], Yb[0, :, 0], Zb[0, 0, :], d,

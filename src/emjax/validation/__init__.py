@@ -17,7 +17,7 @@ from ..errors import EmjaxWarning
 from ..records import Case, Check, call_case, collect_cases
 
 _MODULES = ("fdtd3d", "scatter", "fdtd2d", "dga", "parallel", "fdfd", "sar", "dispersion",
-            "dispersive_sar", "plasmon", "smatrix", "eigenmode", "ports", "cad",
+            "dispersive_sar", "plasmon", "smatrix", "eigenmode", "ports", "cad", "dielectric2d",
             "waveguide", "modeport", "gradients")
 """Submodules holding ``CASES``; a solver's cases are registered by naming its module."""
 
