@@ -23,6 +23,7 @@ from emjax.analysis.nf2ff2d import (
     pec_cylinder_width,
 )
 from emjax.fdtd.setup2d import PlaneGrid
+from emjax.fdtd.solver2d import FDTD2DSolver
 from emjax.grid import subpixel
 from emjax.grid.levelset import level
 from emjax.grid.rasterize import rasterize
@@ -122,3 +123,42 @@ def test_reduced_convergence(pol):
     coarse, fine = err(7, True), err(11, True)
     assert fine < 0.6 * coarse
     assert fine < err(11, False)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_smoothed_tez_cavity_does_not_grow(dtype):
+    """A closed lossless PEC box holding a smoothed eps_r = 12 disc (off-diagonal terms
+    included) and a conformal PEC disc at courant 0.99: 30000 steps, no growth."""
+    import emjax as em
+
+    wave = em.GaussianPulse(f0=20e9, fwidth=10e9)
+    sim = em.FDTD2D(
+        domain=em.Domain2D(shape=(26, 22), spacing=1e-3), boundary=em.PEC(), steps=30000,
+        polarization="TEz", subpixel=True, courant=0.99, dtype=dtype,
+        structures=[em.Structure2D(geometry=Circle(center=(-3.3e-3, 0.4e-3), radius=5.3e-3),
+                                   medium=Medium(eps_r=12.0)),
+                    em.Structure2D(geometry=Circle(center=(7.1e-3, -2.2e-3), radius=2.7e-3),
+                                   medium=em.PEC())],
+        sources=[em.LineSource(position=(-3.1e-3, 5.2e-3), polarization="y", waveform=wave)],
+        monitors=[em.Probe(name="p", positions=[(2.1e-3, 6.3e-3, 0.0)], components=["Hz"])])
+    assert sim.sources and FDTD2DSolver(sim).setup.offdiag is not None
+    hz = np.abs(sim.run(progress=False)["p"].data["Hz"]).ravel()
+    early, late = hz[5000:15000].max(), hz[-10000:].max()
+    assert np.isfinite(hz).all() and 0 < late < 2 * early
+
+
+def test_off_diagonal_term_on_flat_interfaces():
+    """K = n_x n_y (<1/eps> - 1/<eps>): zero on an axis-aligned interface, half the
+    gap between the series and parallel means on a 45-degree one (n_x n_y = -1/2 here)."""
+    grid, eps_s = _grid(20), 6.0
+    for geom, nxny in ((Rectangle(center=(5.237, 0.0), size=(10.0, 10.0)), 0.0),
+                       (Polygon(vertices=[(-9.0, -9.113), (9.0, 8.887), (9.0, -9.113)]), -0.5)):
+        s = Structure2D(geometry=geom, medium=Medium(eps_r=eps_s))
+        mat = rasterize(grid, Medium(), [s])
+        K = subpixel.off_diagonal(grid, Medium(), [s], mat.media, dict(mat.index))
+        for comp in ("Ex", "Ey"):
+            cut = subpixel.cut_samples(grid, comp, geom, planar=True)
+            f = cut.fill
+            want = nxny * (f / eps_s + 1 - f - 1 / (f * eps_s + 1 - f))
+            assert np.allclose(K[comp][cut.index], want, atol=1e-12)
+            assert (nxny == 0) == (not K[comp].any())

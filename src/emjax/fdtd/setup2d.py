@@ -26,6 +26,7 @@ from ..model.scenario2d import LineSource
 from . import dispersive_setup
 from .conformal2d import conformal_cells
 from .cpml import build_slabs, grading_of, slab_coefficients
+from .offdiag2d import stencils
 from .plan import advise, box_from, lower_faces, monitor_plan, plane_wave_plan, pml_cells
 from .setup import (
     FDTDSetup,
@@ -60,6 +61,7 @@ class FDTD2DSetup(FDTDSetup):
 
     names: tuple[str, ...] = ()
     cut: object = None  # conformal PEC cells (update2d.conformal_h) or None
+    offdiag: object = None  # TEz smoothed eps's off-diagonal terms (update2d.offdiag_e)
 
 
 def plane_grid(sim) -> PlaneGrid:
@@ -177,7 +179,12 @@ def prepare(sim) -> FDTD2DSetup:
     h_names = tuple("H" + "xyz"[c] for c in plan.comps[1])
     mat = rasterize(grid, sim.background, sim.structures)
     media, index3 = list(mat.media), {c: mat.index[c] for c in (*e_names, *h_names)}
+    offdiag = None
     if sim.subpixel:  # the polarization's in-plane E samples; H stays staircased
+        if sim.polarization == "TEz":
+            K = subpixel.off_diagonal(grid, sim.background, sim.structures, media, index3)
+            offdiag = stencils({c: k[:, :, 0] for c, k in K.items()}, grid.spacing[:2], dt,
+                               dtype)
         media, index3 = subpixel.average(grid, sim.background, sim.structures, media, index3,
                                          planar=True)
     index = {c: a[:, :, 0] for c, a in index3.items()}
@@ -207,7 +214,8 @@ def prepare(sim) -> FDTD2DSetup:
         grid=grid, layout=layout, dtype=dtype, dt=dt, steps=plan.steps, coeffs=coeffs,
         energy_weights=energy_weights, pml=pml,
         sources=tuple(_line_sources(sim, grid, media, index, dt)), plan=plan,
-        planewaves=waves, dispersive=disp, names=(*e_names, *h_names), cut=cut, **monitors,
+        planewaves=waves, dispersive=disp, names=(*e_names, *h_names), cut=cut,
+        offdiag=offdiag, **monitors,
     )
 
 

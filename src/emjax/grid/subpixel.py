@@ -161,6 +161,42 @@ def _sampled(geom, xs, ys, zs, d, samples: int, dims: int):
     return f, n
 
 
+def off_diagonal(grid: YeeGrid, background, structures, media: list, index: dict, *,
+                 samples: int = 6) -> dict[str, np.ndarray]:
+    """{"Ex": K, "Ey": K}: the in-plane off-diagonal entry of the smoothed inverse
+    permittivity, ``K = n_x n_y (<1/eps> - 1/<eps>)`` (relative), on the planar grid's Ex
+    and Ey samples (arrays shaped like ``index``'s, zero away from surfaces).
+
+    The diagonal smoothing of :func:`average` drops this term, which is first order in
+    the fill's deviation where a surface is tilted to the grid: without it the TEz
+    fields converge at first order only. Lossless media only (a lossy structure or
+    background keeps the diagonal form); the samples :func:`average` would skip (PEC,
+    Voxels, another structure's cells) get none. ``media``, ``index``: the staircased
+    rasterization's (as :func:`average` takes them)."""
+    out = {c: np.zeros(index[c].shape) for c in ("Ex", "Ey") if c in index}
+    if background.sigma != 0:
+        return out
+    for s in structures:
+        m = s.medium
+        if (isinstance(s.geometry, Voxels) or not isinstance(m, Medium) or m.sigma != 0
+                or m.eps_r == background.eps_r):
+            continue
+        mid = next(i for i, x in enumerate(media) if x == m)
+        for comp in out:
+            cut = cut_samples(grid, comp, s.geometry, planar=True, samples=samples)
+            if cut.fill.size == 0:
+                continue
+            here = index[comp][cut.index]
+            own = (here == 0) | (here == mid)
+            f, n = cut.fill[own], cut.normal[own]
+            mean = f * m.eps_r + (1 - f) * background.eps_r
+            inv = f / m.eps_r + (1 - f) / background.eps_r
+            k = n[:, 0] * n[:, 1] * (inv - 1 / mean)
+            # axis-aligned surfaces and whole cells: none, exactly (not rounding's 1e-16)
+            out[comp][tuple(a[own] for a in cut.index)] = np.where(np.abs(k) > 1e-12, k, 0.0)
+    return out
+
+
 def _medium_id(media: list, m, background, q: int, levels: int, mid: int) -> int:
     if q == 0:
         return 0
@@ -217,4 +253,4 @@ def average(grid: YeeGrid, background, structures, media: list, index: dict, *,
     return media, index
 
 
-__all__ = ["Cut", "average", "cut_samples", "inverse_eps"]
+__all__ = ["Cut", "average", "cut_samples", "inverse_eps", "off_diagonal"]
