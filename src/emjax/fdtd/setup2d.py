@@ -5,7 +5,9 @@ all sit on z = 0 (:class:`PlaneGrid`), so rasterization, probe interpolation and
 monitor regions are those of 3D, and monitor data keep the 3D shapes with one
 sample along z. Coefficient tables (CIS) or arrays (CAS) come from the 3D set-up's
 helpers; CPML slab coefficients from :mod:`emjax.fdtd.cpml`; the split-field PML's
-conductivity from the one grading module :mod:`emjax.grid.pml`.
+conductivity from the one grading module :mod:`emjax.grid.pml`. ``subpixel``: the
+smoothed diagonal from :func:`emjax.grid.subpixel.average` (planar) in the media
+table and, in TEz, the off-diagonal stencils of :mod:`emjax.fdtd.offdiag2d`.
 """
 
 from __future__ import annotations

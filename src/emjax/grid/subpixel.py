@@ -19,6 +19,8 @@ for CAD meshes. In a 2D run (``planar``) the dual cell is the square in the plan
 
 One implementation serves every solver: :func:`cut_samples` finds the cut samples of
 one component and structure, :func:`inverse_eps` mixes two media (complex for FDFD);
+:func:`off_diagonal` gives the in-plane off-diagonal entry that the 2D TEz update adds
+(:mod:`emjax.fdtd.offdiag2d`; without it TEz converges at first order);
 :func:`average` builds the FDTD's quantised media table (``levels`` steps of the
 equivalent arithmetic fill between the two media, so that the CIS table stays small).
 Averaging is against the background only, and only where the sample holds the
