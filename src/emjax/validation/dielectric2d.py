@@ -14,26 +14,32 @@ Phasors follow ``X(f) = integral x(t) exp(-j 2 pi f t) dt`` (time dependence e^{
   tensor, diagonal in the media table and off-diagonal entry as stencils,
   :mod:`emjax.fdtd.offdiag2d`). Limits: at most 0.3 dB at 20 cells, and an observed
   order (least squares of log error on log cells over the four) of at least 1.7. The
-  staircased grid is reported beside it (not gated). Measured (CPU, float64):
-  smoothed TMz 0.508, 0.276, 0.164, 0.098 dB (order 1.70), TEz 0.550, 0.287, 0.165,
-  0.077 (2.02); staircased TMz 0.570, 0.552, 0.308, 0.112 (1.73), TEz 0.562, 0.385,
-  0.242, 0.172 (1.25). About 2 minutes on two CPU cores.
+  staircased grid is reported beside it (not gated). 150 periods of f0 after the
+  pulse: the TMz whispering-gallery modes ring long (at 60 periods the truncated DFT
+  held TMz at 0.077, 0.071 dB at 41, 57 cells; at 150 and 300 periods 0.0397, 0.0386
+  at 41). Measured (CPU, float64): smoothed TMz 0.525, 0.280, 0.154, 0.078 dB (order
+  1.97; 0.040 at 41 cells), TEz 0.549, 0.290, 0.161, 0.076 (2.04; 0.039 at 41);
+  staircased TMz 0.594, 0.539, 0.304, 0.107 (1.81, erratic), TEz 0.558, 0.386, 0.240,
+  0.174 (1.23). About 5 minutes on two CPU cores.
 
   What limits it. (1) The Yee grid's phase velocity: a lossless eps 4 cylinder is
   resonant, so a 0.3 % change of frequency moves sigma by 0.16 dB RMS at this radius
   (by 1.8 dB at 0.76 wavelengths, 5 dB at 0.86); the grid's wavenumber in the
   dielectric is 0.27 % high at 20 cells. Against the series evaluated at the grid's
-  angle-averaged wavenumbers the errors about halve (20 cells: TMz 0.094, TEz 0.061
-  dB): that dispersion is second order but its constant dominates, and it is why the
-  radius is 0.6 (at 0.63 wavelengths, 20 cells give 0.65 dB TMz, 0.29 TEz smoothed;
-  orders 1.81, 2.14). (2) In TEz the diagonal-only tensor is first order: at radius
-  0.34 its errors are 0.150, 0.094, 0.067, 0.045 and then 0.032, 0.024 at 41 and 57
-  cells (order 1.24, then about 1); with the off-diagonal entry 0.170, 0.104, 0.054,
-  0.028, 0.018, 0.011 (1.90), and with it sign-flipped 0.223, 0.159, 0.129, 0.089.
-  (3) The DFT window: 150 instead of 60 periods after the pulse changes the error by
-  under 1e-3 dB at 29 cells. Other cases tried (11..29 cells, smoothed TMz / TEz
-  orders): eps 2.25 radius 0.5: 2.12 / 2.20; eps 3 radius 0.4: 2.05 / 1.74; eps 4
-  radius 0.34: 2.02 / 1.90.
+  angle-averaged wavenumbers the smoothed errors about halve (20 cells: TMz 0.080,
+  TEz 0.057 dB; 29: 0.047, 0.026): that dispersion is second order but its constant
+  dominates, and it is why the radius is 0.6 (at 0.63 wavelengths, 60 periods, 20
+  cells give 0.65 dB TMz, 0.29 TEz smoothed; orders 1.81, 2.14). (2) In TEz the
+  diagonal-only tensor is first order: at radius 0.34 (60 periods, which there
+  change nothing: 0.0447 dB at 29 cells either way) its errors are 0.150, 0.094,
+  0.067, 0.045 and then 0.032, 0.024 at 41 and 57 cells (order 1.24, then about 1);
+  with the off-diagonal entry 0.170, 0.104, 0.054, 0.028, 0.018, 0.011 (1.90), and with
+  it sign-flipped 0.223, 0.159, 0.129, 0.089. At eps 2.25, radius 0.5 the diagonal
+  form is even lower at 11..29 cells (0.62 .. 0.047 against 0.91 .. 0.107), but it
+  stalls (0.029, 0.024 at 41, 57) where the full tensor keeps order 2 (0.057, 0.031).
+  Other cases tried (60 periods; 11..29 cells, smoothed TMz / TEz orders): eps 2.25
+  radius 0.5: 2.12 / 2.20; eps 3 radius 0.4: 2.05 / 1.74; eps 4 radius 0.34: 2.02 /
+  1.90.
 """
 
 from __future__ import annotations
@@ -55,7 +61,7 @@ OFFSET = (0.31, 0.17)
 def dielectric_cylinder_scenario(cells: float, *, eps_r: float = 4.0, radius: float = 0.6,
                                  polarization: str = "TMz", subpixel: bool = True,
                                  f0: float = 1e9, dtype: str = "float64",
-                                 courant: float = 0.9, periods: float = 60.0) -> FDTD2D:
+                                 courant: float = 0.9, periods: float = 150.0) -> FDTD2D:
     """A cylinder of ``radius`` free-space wavelengths and ``eps_r`` at ``cells`` cells
     per wavelength in the dielectric; TF/SF box half a wavelength beyond it, DFT contour
     a quarter wavelength outside the box, CPML 10 cells; ``periods`` periods of f0
