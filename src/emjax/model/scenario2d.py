@@ -292,8 +292,9 @@ class FDTD2D(_TimeDomain):
         "cut cells need enlarging).")
     subpixel: bool = Field(
         False, description="Average eps on E samples cut by a dielectric surface "
-        "(emjax.grid.subpixel: the arithmetic mean for Ez, the normal-weighted harmonic "
-        "and arithmetic mix for Ex, Ey) instead of staircasing.")
+        "(emjax.grid.subpixel: the arithmetic mean for Ez; for Ex, Ey the smoothed tensor, "
+        "harmonic along the surface normal and arithmetic along the surface, with its "
+        "off-diagonal entry where both media are lossless) instead of staircasing.")
 
     @model_validator(mode="after")
     def _check_consistency(self):
