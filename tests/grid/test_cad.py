@@ -130,7 +130,9 @@ def test_transforms(tmp_path):
 
 
 def test_subcell_fine_grid_equals_points(torus, tmp_path):
-    from emjax.grid.subpixel import _fine
+    """The sub-sampled fill of a mesh (one tensor-grid inside test) equals the mean of
+    the pointwise test at the same sub-samples."""
+    from emjax.grid.subpixel import _sampled
 
     path = tmp_path / "torus.ply"
     torus.export(path)
@@ -142,8 +144,8 @@ def test_subcell_fine_grid_equals_points(torus, tmp_path):
     shape = (7, 8, 5, 64)
     pts = g.inside(xs[:, None, None, None] + ox, ys[None, :, None, None] + oy,
                    zs[None, None, :, None] + oz)
-    fine = _fine(g, xs, ys, zs, u, d, shape)
-    assert 0 < fine.mean() < 1 and np.array_equal(fine, pts)
+    f, _ = _sampled(g, xs, ys, zs, d, 4, 3)
+    assert 0 < f.mean() < 1 and np.array_equal(f, pts.reshape(-1, 64).mean(-1))
 
 
 def _gds(tmp_path, polys, name="TOP"):

@@ -5,7 +5,9 @@ all sit on z = 0 (:class:`PlaneGrid`), so rasterization, probe interpolation and
 monitor regions are those of 3D, and monitor data keep the 3D shapes with one
 sample along z. Coefficient tables (CIS) or arrays (CAS) come from the 3D set-up's
 helpers; CPML slab coefficients from :mod:`emjax.fdtd.cpml`; the split-field PML's
-conductivity from the one grading module :mod:`emjax.grid.pml`.
+conductivity from the one grading module :mod:`emjax.grid.pml`. ``subpixel``: the
+smoothed diagonal from :func:`emjax.grid.subpixel.average` (planar) in the media
+table and, in TEz, the off-diagonal stencils of :mod:`emjax.fdtd.offdiag2d`.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import numpy as np
 
 from ..constants import eps0, mu0
 from ..errors import SetupError
+from ..grid import subpixel
 from ..grid.rasterize import rasterize
 from ..grid.yee import COMPONENTS, OFFSETS, YeeGrid
 from ..model import PEC, DFTMonitor, EnergyMonitor, FieldSnapshot, PlaneWave, Probe
@@ -25,6 +28,7 @@ from ..model.scenario2d import LineSource
 from . import dispersive_setup
 from .conformal2d import conformal_cells
 from .cpml import build_slabs, grading_of, slab_coefficients
+from .offdiag2d import stencils
 from .plan import advise, box_from, lower_faces, monitor_plan, plane_wave_plan, pml_cells
 from .setup import (
     FDTDSetup,
@@ -59,6 +63,7 @@ class FDTD2DSetup(FDTDSetup):
 
     names: tuple[str, ...] = ()
     cut: object = None  # conformal PEC cells (update2d.conformal_h) or None
+    offdiag: object = None  # TEz smoothed eps's off-diagonal terms (update2d.offdiag_e)
 
 
 def plane_grid(sim) -> PlaneGrid:
@@ -175,8 +180,16 @@ def prepare(sim) -> FDTD2DSetup:
     e_names = tuple("E" + "xyz"[c] for c in plan.comps[0])
     h_names = tuple("H" + "xyz"[c] for c in plan.comps[1])
     mat = rasterize(grid, sim.background, sim.structures)
-    media = list(mat.media)
-    index = {c: mat.index[c][:, :, 0] for c in (*e_names, *h_names)}
+    media, index3 = list(mat.media), {c: mat.index[c] for c in (*e_names, *h_names)}
+    offdiag = None
+    if sim.subpixel:  # the polarization's in-plane E samples; H stays staircased
+        if sim.polarization == "TEz":
+            K = subpixel.off_diagonal(grid, sim.background, sim.structures, media, index3)
+            offdiag = stencils({c: k[:, :, 0] for c, k in K.items()}, grid.spacing[:2], dt,
+                               dtype)
+        media, index3 = subpixel.average(grid, sim.background, sim.structures, media, index3,
+                                         planar=True)
+    index = {c: a[:, :, 0] for c, a in index3.items()}
 
     cut = None
     if sim.polarization == "TEz" and sim.conformal and any(
@@ -203,7 +216,8 @@ def prepare(sim) -> FDTD2DSetup:
         grid=grid, layout=layout, dtype=dtype, dt=dt, steps=plan.steps, coeffs=coeffs,
         energy_weights=energy_weights, pml=pml,
         sources=tuple(_line_sources(sim, grid, media, index, dt)), plan=plan,
-        planewaves=waves, dispersive=disp, names=(*e_names, *h_names), cut=cut, **monitors,
+        planewaves=waves, dispersive=disp, names=(*e_names, *h_names), cut=cut,
+        offdiag=offdiag, **monitors,
     )
 
 

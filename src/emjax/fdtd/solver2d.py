@@ -42,7 +42,7 @@ def _step(carry: FDTDState, consts, x, setup: FDTD2DSetup):
              if setup.dispersive else None)
     return step2d(carry.E, carry.H, carry.psi_E, carry.psi_H,
                   {"E": consts["cE"], "H": consts["cH"]}, consts["pml"], setup.layout,
-                  src_E, src_H, tfsf, consts["cut"], poles)
+                  src_E, src_H, tfsf, consts["cut"], poles, consts["offdiag"])
 
 
 class FDTD2DSolver(FDTDSolver):
@@ -95,7 +95,8 @@ class FDTD2DSolver(FDTDSolver):
                 "src": {}, "probes": probes, "energy": s.energy_weights,
                 "tfsf": [{"aux": box.aux.device(s.dtype), "terms": box.terms}
                          for _, box in s.planewaves],
-                "cut": s.cut, "disp": s.dispersive.coeffs if s.dispersive else (),
+                "cut": s.cut, "offdiag": s.offdiag,
+                "disp": s.dispersive.coeffs if s.dispersive else (),
             })
         return self._consts
 

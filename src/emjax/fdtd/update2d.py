@@ -244,8 +244,18 @@ def conformal_h(H_new, H_old, E, cut):
     return (H_new[0].at[index].set(val),)
 
 
+def offdiag_e(E, H, terms):
+    """Add the off-diagonal smoothed-permittivity terms (TEz) to E: ``terms`` {E position:
+    (index tuple, Hz index tuple, coef)} of :func:`emjax.fdtd.offdiag2d.stencils`."""
+    E = list(E)
+    for pos, (index, q, coef) in terms.items():
+        val = jnp.sum((coef * H[0][q]).reshape(8, -1), axis=0)
+        E[pos] = E[pos].at[index].add(val)
+    return tuple(E)
+
+
 def step(E, H, psi_E, psi_H, coeffs, pml, lay: Layout2D, src_E=None, src_H=None, tfsf=None,
-         cut=None, poles=None):
+         cut=None, poles=None, offdiag=None):
     """One leapfrog step with sources: (E, H, psi_E, psi_H, aux, disp) at the next step.
 
     src_E / src_H: (sources, values) for :func:`emjax.fdtd.update3d.inject` on the
@@ -256,7 +266,8 @@ def step(E, H, psi_E, psi_H, coeffs, pml, lay: Layout2D, src_E=None, src_H=None,
     cut: the conformal PEC cells of :func:`conformal_h` (TEz), or None. poles: None
     or the dispersive media (disp, coefficients, boxes, dt in s, eps0 in F/m) of
     :func:`emjax.fdtd.dispersive.step_E`; disp: their carried state at the next step
-    (() if none).
+    (() if none). offdiag: None or the TEz off-diagonal permittivity terms of
+    :func:`offdiag_e`, added to E^{n+1} with H^{n+1/2}.
     """
     tfsf = tfsf or []
     H_old = H
@@ -270,6 +281,8 @@ def step(E, H, psi_E, psi_H, coeffs, pml, lay: Layout2D, src_E=None, src_H=None,
     aux = [auxgrid.step_h(c, a) for c, a, _, _ in tfsf]
 
     def finish(E):
+        if offdiag is not None:
+            E = offdiag_e(E, H, offdiag)
         for (_, _, terms, _), a in zip(tfsf, aux, strict=True):  # E^{n+1} needs H^{n+1/2}
             E = tfsf_add(E, terms["E"], a["h"])
         return E if src_E is None else inject(E, *src_E)
@@ -288,5 +301,5 @@ def step(E, H, psi_E, psi_H, coeffs, pml, lay: Layout2D, src_E=None, src_H=None,
     return E, H, psi_E, psi_H, aux, disp
 
 
-__all__ = ["POLARIZATIONS", "Layout2D", "conformal_h", "curl_terms", "step",
+__all__ = ["POLARIZATIONS", "Layout2D", "conformal_h", "curl_terms", "offdiag_e", "step",
            "tfsf_add", "update_E", "update_H", "zeros_psi"]

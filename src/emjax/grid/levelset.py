@@ -17,17 +17,25 @@ from __future__ import annotations
 import numpy as np
 
 from ..model.geometry import Box, Cylinder, Ellipsoid, Sphere
+from ..model.scenario2d import Circle, Polygon
 
 _TINY = 1e-300
 
 
 def level(geom, x, y, z) -> tuple[np.ndarray, np.ndarray] | None:
     """(phi, n) at points (x, y, z) in m (broadcast arrays): phi the signed distance in
-    m (negative inside; exact for a sphere and a cylinder's side and caps, first order
-    in phi for an ellipsoid, which is enough within a cell of the surface), n the unit
-    outward normal (shape (..., 3)); ``None`` for a shape without one (boxes, which
-    :func:`box_fraction` handles exactly, CAD meshes and voxels)."""
+    m (negative inside; exact for a sphere, a cylinder's side and caps, a circle and a
+    polygon (z ignored; n in the plane), first order in phi for an ellipsoid, which is
+    enough within a cell of the surface), n the unit outward normal (shape (..., 3));
+    ``None`` for a shape without one (boxes and rectangles, which :func:`box_fraction`
+    handles exactly, CAD meshes and voxels)."""
     x, y, z = np.broadcast_arrays(*(np.asarray(v, np.float64) for v in (x, y, z)))
+    if isinstance(geom, Circle):
+        r = np.stack([x - geom.center[0], y - geom.center[1], np.zeros_like(x)], -1)
+        rho = np.linalg.norm(r, axis=-1)
+        return rho - geom.radius, r / np.maximum(rho, _TINY)[..., None]
+    if isinstance(geom, Polygon):
+        return _polygon_level(np.asarray(geom.vertices, np.float64), x, y, geom)
     if isinstance(geom, Sphere):
         r = np.stack([x - geom.center[0], y - geom.center[1], z - geom.center[2]], -1)
         rho = np.linalg.norm(r, axis=-1)
@@ -53,6 +61,27 @@ def level(geom, x, y, z) -> tuple[np.ndarray, np.ndarray] | None:
                        np.maximum(p_side, p_cap))
         return phi, np.where(side[..., None], n_side, n_cap)
     return None
+
+
+def _polygon_level(p: np.ndarray, x, y, geom) -> tuple[np.ndarray, np.ndarray]:
+    """Exact signed distance to the polygon's edges (sign from ``geom.inside``) and the
+    normal from the nearest boundary point (the edge normal on an edge, radial about a
+    vertex: corners are not smooth, so the plane cut there is only first order, on
+    O(1) cells per corner)."""
+    best = np.full(x.shape, np.inf)
+    vec = np.zeros((*x.shape, 2))
+    for a, b in zip(p, np.roll(p, -1, axis=0), strict=True):
+        e = b - a
+        t = np.clip(((x - a[0]) * e[0] + (y - a[1]) * e[1]) / float(e @ e), 0.0, 1.0)
+        dx, dy = x - (a[0] + t * e[0]), y - (a[1] + t * e[1])
+        dist = np.hypot(dx, dy)
+        closer = dist < best
+        best = np.where(closer, dist, best)
+        vec = np.where(closer[..., None], np.stack([dx, dy], -1), vec)
+    sign = np.where(geom.inside(x, y, None), -1.0, 1.0)
+    n = np.zeros((*x.shape, 3))
+    n[..., :2] = sign[..., None] * vec / np.maximum(best, _TINY)[..., None]
+    return sign * best, n
 
 
 def _F(x: np.ndarray) -> np.ndarray:

@@ -19,6 +19,8 @@ for CAD meshes. In a 2D run (``planar``) the dual cell is the square in the plan
 
 One implementation serves every solver: :func:`cut_samples` finds the cut samples of
 one component and structure, :func:`inverse_eps` mixes two media (complex for FDFD);
+:func:`off_diagonal` gives the in-plane off-diagonal entry that the 2D TEz update adds
+(:mod:`emjax.fdtd.offdiag2d`; without it TEz converges at first order);
 :func:`average` builds the FDTD's quantised media table (``levels`` steps of the
 equivalent arithmetic fill between the two media, so that the CIS table stays small).
 Averaging is against the background only, and only where the sample holds the
@@ -34,6 +36,7 @@ import numpy as np
 
 from ..model.geometry import Box, Voxels
 from ..model.media import Medium
+from ..model.scenario2d import Rectangle
 from .cad import inside_grid, is_cad
 from .levelset import box_fraction, level, plane_fraction
 from .yee import COMPONENTS, YeeGrid
@@ -59,6 +62,13 @@ def inverse_eps(fill, n_c2, eps_s, eps_b):
     return n_c2 * inv + (1 - n_c2) / mean
 
 
+def inverse_offdiagonal(fill, n_a, n_b, eps_s, eps_b):
+    """Entry (a, b), a != b, of the smoothed inverse permittivity:
+    (<1/eps> - 1/<eps>) n_a n_b (relative)."""
+    jump = fill / eps_s + (1 - fill) / eps_b - 1 / (fill * eps_s + (1 - fill) * eps_b)
+    return jump * n_a * n_b
+
+
 def tensor_eps(fill, n_a, n_b, same: bool, eps_s, eps_b):
     """Entry (a, b) of the smoothed permittivity tensor itself (FDFD's E form):
     delta_ab <eps> + (1 / <1/eps> - <eps>) n_a n_b (real or complex)."""
@@ -79,6 +89,10 @@ def cut_samples(grid: YeeGrid, comp: str, geom, *, planar: bool = False,
     dv = d[:dims]
     coords = grid.coords(comp)
     lo_b, hi_b = geom.bounds()
+    empty = Cut((np.zeros(0, np.int64),) * 3, np.zeros(0), np.zeros((0, 3)))
+    if planar and not lo_b[2] <= coords[2][0] <= hi_b[2]:
+        return empty  # a 3D shape the plane z = 0 misses
+    boxy = isinstance(geom, Box | Rectangle)
     sel = []
     for a in range(3):
         x = coords[a]
@@ -86,7 +100,6 @@ def cut_samples(grid: YeeGrid, comp: str, geom, *, planar: bool = False,
             sel.append(np.arange(x.size))
             continue
         sel.append(np.nonzero((x >= lo_b[a] - d[a]) & (x <= hi_b[a] + d[a]))[0])
-    empty = Cut((np.zeros(0, np.int64),) * 3, np.zeros(0), np.zeros((0, 3)))
     if any(k.size == 0 for k in sel):
         return empty
     (i0, j0, k0), (i1, j1, k1) = ([int(k[0]) for k in sel], [int(k[-1]) + 1 for k in sel])
@@ -98,7 +111,7 @@ def cut_samples(grid: YeeGrid, comp: str, geom, *, planar: bool = False,
         a1 = min(a0 + _SLAB, i1)
         X = coords[0][a0:a1][:, None, None]
         X, Yb, Zb = np.broadcast_arrays(X, Y, Z)
-        lv = None if isinstance(geom, Box) else level(geom, X, Yb, Zb)
+        lv = None if boxy else level(geom, X, Yb, Zb)
         if lv is not None:
             phi, n = lv
             if planar:
@@ -115,7 +128,7 @@ def cut_samples(grid: YeeGrid, comp: str, geom, *, planar: bool = False,
             f = plane_fraction(nk[:, :dims] * dv, -phi[keep])
         else:
             centre = np.stack([X, Yb, Zb], -1)
-            if isinstance(geom, Box):
+            if boxy:
                 f_all, n_all = box_fraction(geom, centre.reshape(-1, 3)[:, :dims], dv)
             else:
                 f_all, n_all = _sampled(geom, X[:, 0, 0], Yb[0, :, 0], Zb[0, 0, :], d,
@@ -163,6 +176,40 @@ def _sampled(geom, xs, ys, zs, d, samples: int, dims: int):
     n = (c_out - c_in)[:, :dims]
     n = n / np.maximum(np.linalg.norm(n, axis=-1, keepdims=True), 1e-300)
     return f, n
+
+
+def off_diagonal(grid: YeeGrid, background, structures, media: list, index: dict, *,
+                 samples: int = 6) -> dict[str, np.ndarray]:
+    """{"Ex": K, "Ey": K}: the in-plane off-diagonal entry of the smoothed inverse
+    permittivity, ``K = n_x n_y (<1/eps> - 1/<eps>)`` (relative), on the planar grid's Ex
+    and Ey samples (arrays shaped like ``index``'s, zero away from surfaces).
+
+    The diagonal smoothing of :func:`average` drops this term, which is first order in
+    the fill's deviation where a surface is tilted to the grid: without it the TEz
+    fields converge at first order only. Lossless media only (a lossy structure or
+    background keeps the diagonal form); the samples :func:`average` would skip (PEC,
+    Voxels, another structure's cells) get none. ``media``, ``index``: the staircased
+    rasterization's (as :func:`average` takes them)."""
+    out = {c: np.zeros(index[c].shape) for c in ("Ex", "Ey") if c in index}
+    if background.sigma != 0:
+        return out
+    for s in structures:
+        m = s.medium
+        if (isinstance(s.geometry, Voxels) or not isinstance(m, Medium) or m.sigma != 0
+                or m.eps_r == background.eps_r):
+            continue
+        mid = next(i for i, x in enumerate(media) if x == m)
+        for comp in out:
+            cut = cut_samples(grid, comp, s.geometry, planar=True, samples=samples)
+            if cut.fill.size == 0:
+                continue
+            here = index[comp][cut.index]
+            own = (here == 0) | (here == mid)
+            f, n = cut.fill[own], cut.normal[own]
+            k = inverse_offdiagonal(f, n[:, 0], n[:, 1], m.eps_r, background.eps_r)
+            # axis-aligned surfaces and whole cells: none, exactly (not rounding's 1e-16)
+            out[comp][tuple(a[own] for a in cut.index)] = np.where(np.abs(k) > 1e-12, k, 0.0)
+    return out
 
 
 def _medium_id(media: list, m, background, q: int, levels: int, mid: int) -> int:
@@ -288,11 +335,10 @@ def smooth(grid: YeeGrid, background, structures, media: list, index: dict, *,
             # the table's quantised diagonal, made exact by the sparse correction
             eps_q = eps_b + q / levels * (m.eps_r - eps_b)
             residual.append((ci, np.stack(at, 1), 1.0 / eps_eff - 1.0 / eps_q))
-            jump = fc / m.eps_r + (1 - fc) / eps_b - 1 / (fc * m.eps_r + (1 - fc) * eps_b)
             for cb in range(3):
                 if cb != ci and COMPONENTS[cb] in index:
-                    kappa.setdefault((ci, cb), []).append(
-                        (np.stack(at, 1), jump * cut.normal[own, ci] * cut.normal[own, cb]))
+                    kappa.setdefault((ci, cb), []).append((np.stack(at, 1), inverse_offdiagonal(
+                        fc, cut.normal[own, ci], cut.normal[own, cb], m.eps_r, eps_b)))
     shapes = {COMPONENTS.index(c): (*index[c].shape, 1)[:3] for c in comps}
     return Smoothing(media, index, couple(kappa, shapes), tuple(residual))
 
@@ -384,4 +430,4 @@ def average(grid: YeeGrid, background, structures, media: list, index: dict, *,
 
 
 __all__ = ["Couplings", "Cut", "Smoothing", "average", "couple", "cut_samples", "inverse_eps",
-           "largest_inverse_eps", "smooth", "tensor_eps"]
+           "inverse_offdiagonal", "largest_inverse_eps", "off_diagonal", "smooth", "tensor_eps"]

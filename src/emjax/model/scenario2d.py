@@ -290,6 +290,12 @@ class FDTD2D(_TimeDomain):
         True, description="TEz: conformal (Dey-Mittra) PEC boundaries instead of staircases "
         "(stable at any courant; most accurate at courant 0.7 or below, where fewer small "
         "cut cells need enlarging).")
+    subpixel: bool = Field(
+        False, description="Average eps on E samples cut by a dielectric surface "
+        "(emjax.grid.subpixel: the arithmetic mean for Ez; for Ex, Ey the smoothed tensor, "
+        "harmonic along the surface normal and arithmetic along the surface, with its "
+        "off-diagonal entry where both media are lossless) instead of staircasing.")
+
     @model_validator(mode="after")
     def _check_consistency(self):
         problems = []

@@ -16,9 +16,9 @@ from typing import Any
 from ..errors import EmjaxWarning
 from ..records import Case, Check, call_case, collect_cases
 
-_MODULES = ("fdtd3d", "cavity3d", "scatter", "fdtd2d", "dga", "parallel", "fdfd", "sar",
-            "dispersion", "dispersive_sar", "plasmon", "smatrix", "eigenmode", "ports", "cad",
-            "waveguide", "modeport", "gradients", "gradients_fdtd")
+_MODULES = ("fdtd3d", "cavity3d", "scatter", "fdtd2d", "dielectric2d", "dga", "parallel",
+            "fdfd", "sar", "dispersion", "dispersive_sar", "plasmon", "smatrix", "eigenmode",
+            "ports", "cad", "waveguide", "modeport", "gradients", "gradients_fdtd")
 """Submodules holding ``CASES``; a solver's cases are registered by naming its module."""
 
 CASES: dict[str, Case] = collect_cases(__name__, _MODULES, "validation")
