@@ -30,7 +30,7 @@ conductivity mixes like eps. PEC and Voxels structures stay staircased.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -193,22 +193,16 @@ def off_diagonal(grid: YeeGrid, background, structures, media: list, index: dict
     out = {c: np.zeros(index[c].shape) for c in ("Ex", "Ey") if c in index}
     if background.sigma != 0:
         return out
-    for s in structures:
-        m = s.medium
-        if (isinstance(s.geometry, Voxels) or not isinstance(m, Medium) or m.sigma != 0
-                or m.eps_r == background.eps_r):
-            continue
-        mid = next(i for i, x in enumerate(media) if x == m)
-        for comp in out:
-            cut = cut_samples(grid, comp, s.geometry, planar=True, samples=samples)
-            if cut.fill.size == 0:
-                continue
-            here = index[comp][cut.index]
-            own = (here == 0) | (here == mid)
-            f, n = cut.fill[own], cut.normal[own]
-            k = inverse_offdiagonal(f, n[:, 0], n[:, 1], m.eps_r, background.eps_r)
+    lossless = [s for s in structures if isinstance(s.medium, Medium)
+                and s.medium.sigma == 0 and s.medium.eps_r != background.eps_r]
+    sm = smooth(grid, background, lossless, media, index, planar=True, samples=samples)
+    for (a, b), parts in sm.entries.items():
+        c = COMPONENTS[a]
+        if c in out and b < 2 and parts:
+            idx = np.concatenate([x for x, _ in parts])
+            k = np.concatenate([v for _, v in parts])
             # axis-aligned surfaces and whole cells: none, exactly (not rounding's 1e-16)
-            out[comp][tuple(a[own] for a in cut.index)] = np.where(np.abs(k) > 1e-12, k, 0.0)
+            out[c][tuple(idx.T)] = np.where(np.abs(k) > 1e-12, k, 0.0)
     return out
 
 
@@ -251,6 +245,7 @@ class Smoothing:
     index: dict
     couplings: tuple[Couplings, ...]
     residual: tuple = ()  # per component (comp, idx (P, 3), exact - tabled kappa_cc)
+    entries: dict = field(default_factory=dict)  # (a, b) -> [(idx (P, 3), kappa_ab)]
 
 
 def _pairs(a: int, b: int, kap_a, kap_b, shape_b) -> Couplings:
@@ -340,7 +335,7 @@ def smooth(grid: YeeGrid, background, structures, media: list, index: dict, *,
                     kappa.setdefault((ci, cb), []).append((np.stack(at, 1), inverse_offdiagonal(
                         fc, cut.normal[own, ci], cut.normal[own, cb], m.eps_r, eps_b)))
     shapes = {COMPONENTS.index(c): (*index[c].shape, 1)[:3] for c in comps}
-    return Smoothing(media, index, couple(kappa, shapes), tuple(residual))
+    return Smoothing(media, index, couple(kappa, shapes), tuple(residual), kappa)
 
 
 def largest_inverse_eps(sm: Smoothing, enough: float = 0.0) -> float:
