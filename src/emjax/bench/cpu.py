@@ -51,7 +51,7 @@ def numpy_copy_bandwidth(nbytes: int = 256 << 20, repeats: int = 7) -> float:
 
 
 def _threads() -> str:
-    return f"{os.cpu_count()} cores, XLA_FLAGS={os.environ.get('XLA_FLAGS', '')!r}"
+    return f"{os.cpu_count()} cores"
 
 
 def _quiet_run(sim, **kw):
