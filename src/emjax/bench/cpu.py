@@ -99,7 +99,7 @@ def cpu_fdfd(n: int = 48) -> list[Measurement]:
     """FDFD3D on the CPU: seed 000's sphere at n^3, default solver to 1e-6."""
     from ..scenarios.sphere import SIZE, sphere_scenario
 
-    sim = sphere_scenario(SIZE / n, tol=1e-6)
+    sim = sphere_scenario(SIZE / n, tol=1e-6, thickness=10 if n >= 64 else max(4, n // 6))
     m = _quiet_run(sim).metadata
     size = f"{n}^3 ({_threads()})"
     return [Measurement("cpu-fdfd", size, metric, value, unit) for metric, value, unit in (

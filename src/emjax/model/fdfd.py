@@ -72,8 +72,9 @@ class FDFDSolver(EmModel):
         False, description="Raise ConvergenceError instead of returning the best iterate."
     )
     warm_start: bool = Field(
-        False, description="In a frequency sweep, start each frequency's Krylov solve from "
-        "the previous frequency's solution instead of zero (measured: see BENCHMARKS.md).")
+        True, description="In a frequency sweep, start each frequency's Krylov solve from "
+        "the previous frequency's solution instead of zero (20 frequencies over 0.8-1.2 "
+        "GHz on the seed's sphere: 341 instead of 380 iterations; BENCHMARKS.md).")
 
     @model_validator(mode="after")
     def _cocg_needs_symmetric(self):

@@ -200,9 +200,9 @@ def plot_fdfd_rcs(res: Results, path: str | Path | None = None, *,
     fs = m.get("frequencies") or [res.scenario.frequency]
     for p, style in (("E", "-"), ("H", "--")):
         rows = m[f"rcs_{p}_dBsm"] if sweep else [m[f"rcs_{p}_dBsm"]]
-        for f, row in zip(fs, rows, strict=True):
+        for i, (f, row) in enumerate(zip(fs, rows, strict=True)):
             at = f" {eng(f, 'Hz')}" if sweep else ""
-            ax.plot(th, row, style, label=f"FDFD {p}-plane{at}")
+            ax.plot(th, row, style, color=f"C{i % 10}", label=f"FDFD {p}-plane{at}")
     if mie is not None:
         from ..analysis.mie import mie_rcs_db
 
