@@ -23,6 +23,10 @@ OPTIONS = {  # name: (extra XLA flags, keyword arguments of cpu_fdtd3d)
                                             {"chunk": 100}),
     "fast_math, chunk 100": ("--xla_cpu_enable_fast_math=true", {"chunk": 100}),
     "no fusion emitters, chunk 100": ("--xla_cpu_use_fusion_emitters=false", {"chunk": 100}),
+    "fast_math, chunk 10": ("--xla_cpu_enable_fast_math=true", {"chunk": 10}),
+    "fast_math + multi_thread_eigen=false, chunk 100": (
+        "--xla_cpu_enable_fast_math=true --xla_cpu_multi_thread_eigen=false", {"chunk": 100}),
+    "float64, chunk 50": ("", {"chunk": 50, "dtype": "float64"}),
 }
 
 CHILD = """
@@ -51,7 +55,7 @@ def _busy(seconds: float = 1.0) -> float:
     return 1 - (i1 - i0) / max(t1 - t0, 1)
 
 
-def wait_quiet(limit: float = 0.1, patience: float = 90) -> float:
+def wait_quiet(limit: float = 0.1, patience: float = 30) -> float:
     """Wait (at most ``patience`` s) until other work leaves the CPUs idle: a shared
     machine's timing is otherwise someone else's too. Returns the last busy fraction."""
     end = time.time() + patience
