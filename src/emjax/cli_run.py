@@ -21,7 +21,8 @@ interruption left. ``--dry-run`` writes nothing and checks nothing.
 Outside the outputs, the run keeps JAX's compiled executables in the user cache
 (:mod:`emjax.driver.compile_cache`; the folder ``args.cache_dir``, which ``emjax.cli``
 sets from ``--no-cache`` and ``$EMJAX_CACHE_DIR``), so that a second run of a scenario
-compiles nothing; after the run it prints its stage times (``times: set-up ...``).
+compiles nothing; after the run it prints its stage times (``times: set-up ...``; an
+FDFD run's are set-up, compile, solve and writing, a sweep's iterations per frequency).
 
 Warnings (:class:`~emjax.errors.EmjaxWarning`) print as one line each,
 ``emjax run: warning: <message>``, on stderr.
@@ -349,7 +350,8 @@ def _write_outputs(res: Any, targets: RunTargets) -> None:
 
 
 _STAGES = (("setup_time_s", "set-up"), ("compile_time_s", "compile"),
-           ("stepping_time_s", "stepping"), ("writing_time_s", "writing"))
+           ("stepping_time_s", "stepping"), ("solve_time_s", "solve"),
+           ("writing_time_s", "writing"))
 
 
 def stage_line(meta: dict) -> str:
@@ -363,6 +365,11 @@ def stage_line(meta: dict) -> str:
 
 def _print_speed(meta: dict) -> None:
     print(stage_line(meta))
+    if meta.get("per_frequency"):  # an FDFD sweep: iterations and compilations each
+        print("per frequency: " + ", ".join(
+            f"{p['frequency_hz'] / 1e9:.4g} GHz {p['iterations']} it"
+            + (f" ({p['compiles']} compiles)" if p.get("compiles") else "")
+            for p in meta["per_frequency"]))
     if meta.get("wall_time_s") is not None:
         print(f"wall time: {meta['wall_time_s']:.2f} s"
               + (f" (compile {meta['compile_time_s']:.2f} s)"

@@ -141,7 +141,6 @@ def test_subcell_fine_grid_equals_points(torus, tmp_path):
     d = np.array([0.02, 0.02, 0.02])
     xs, ys, zs = np.linspace(-0.15, 0.15, 7), np.linspace(-0.15, 0.15, 8), np.linspace(-.05, .05, 5)
     ox, oy, oz = np.array(np.meshgrid(u, u, u, indexing="ij")).reshape(3, -1) * d[:, None]
-    shape = (7, 8, 5, 64)
     pts = g.inside(xs[:, None, None, None] + ox, ys[None, :, None, None] + oy,
                    zs[None, None, :, None] + oz)
     f, _ = _sampled(g, xs, ys, zs, d, 4, 3)

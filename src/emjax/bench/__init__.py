@@ -17,7 +17,7 @@ from typing import Any
 from ..records import Case, Measurement, call_case, collect_cases
 
 _MODULES = ("fdtd3d", "fdtd2d", "scatter", "dga", "parallel", "fdfd", "dispersive", "ports",
-            "gradients", "smoothing")
+            "gradients", "smoothing", "cpu", "fdfd_sweep")
 """Submodules holding ``CASES``; a solver's cases are registered by naming its module."""
 
 CASES: dict[str, Case] = collect_cases(__name__, _MODULES, "benchmark")

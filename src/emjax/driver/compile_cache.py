@@ -155,6 +155,36 @@ class Mark:
     hits: int
 
 
+_COMPILE_EVENTS = ("/jax/core/compile/jaxpr_trace_duration",
+                   "/jax/core/compile/jaxpr_to_mlir_module_duration",
+                   "/jax/core/compile/backend_compile_duration")
+_compiles = {"count": 0, "seconds": 0.0}
+_timing = False
+
+
+def _on_duration(event: str, duration: float, **kwargs) -> None:
+    del kwargs
+    if event in _COMPILE_EVENTS:
+        with _lock:
+            _compiles["seconds"] += duration
+            if event == _COMPILE_EVENTS[-1]:
+                _compiles["count"] += 1
+
+
+def compile_counter() -> tuple[int, float]:
+    """(backend compilations, seconds spent tracing, lowering and compiling) in this
+    process since the counter's first use (one :mod:`jax.monitoring` duration listener,
+    registered then); differences of two readings measure what happened between them."""
+    global _timing
+    with _lock:
+        if not _timing:
+            import jax.monitoring
+
+            jax.monitoring.register_event_duration_secs_listener(_on_duration)
+            _timing = True
+        return _compiles["count"], _compiles["seconds"]
+
+
 def mark() -> Mark:
     """Now, with the compilations that looked in the cache and those found there."""
     _listen()
@@ -191,5 +221,5 @@ def stage_report(born: Mark | None, start: float, wall: float, compile_s: float)
            "stepping_time_s": max(wall - compile_s, 0.0)}
     return out if born is None else {**out, **cache_report(born)}
 
-__all__ = ["cache_enabled", "compilation_cache", "default_cache_dir",
+__all__ = ["cache_enabled", "compilation_cache", "compile_counter", "default_cache_dir",
            "disable_compilation_cache", "enable_compilation_cache"]

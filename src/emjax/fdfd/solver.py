@@ -15,6 +15,12 @@ and when SIGINT or SIGTERM stops the solve, the current iterate and the residual
 history are written atomically to ``checkpoint_path`` (:mod:`emjax.fdfd.checkpoint`);
 ``resume=path`` restarts the Krylov method from it. ``solver.max_iter`` counts the
 iterations before the resume too.
+
+The metadata split the time: ``setup_time_s`` (coefficients, right-hand side,
+preconditioner), ``compile_time_s`` (JAX tracing and compiling during the solve, from
+:func:`emjax.driver.compile_cache.compile_counter`), ``solve_time_s`` (the rest of the
+solve) and ``compiles``. A scenario with several ``frequencies`` runs
+:func:`emjax.fdfd.sweep.run_sweep`.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..constants import c0, eps0, mu0
-from ..driver.compile_cache import cache_report, mark
+from ..driver.compile_cache import cache_report, compile_counter, mark
 from ..driver.environment import environment
 from ..driver.loop import StopFlag, check_every, progress_bar
 from ..driver.memory import refuse_if_too_large
@@ -180,6 +186,7 @@ def _coefficients(st, ce, we, ch, storage: str, pre: str, cdt) -> tuple[dict, di
         if kt.size > 65536:
             raise SetupError(f"storage='separable': {kt.size} distinct permittivities exceed "
                              "65536; use storage='arrays'")
+        kt = _padded(kt)
         ops = {"ki": jnp.asarray(ki), "kt": jnp.asarray(kt.astype(cdt)),
                "inv_int": tuple(jnp.asarray((1 / (si * d)).astype(cdt))
                                 for si, d in zip(st.s_int, st.grid.spacing, strict=True)),
@@ -196,11 +203,21 @@ def _coefficients(st, ce, we, ch, storage: str, pre: str, cdt) -> tuple[dict, di
         cas = ops
     else:
         ie, te, ih, th = setup.index_tables(ce, we, ch)
+        te, th = _padded(te), _padded(th)
         ops = {"ie": jnp.asarray(ie), "te": jnp.asarray(te.astype(cdt)),
                "ih": jnp.asarray(ih), "th": jnp.asarray(th.astype(cdt))}
         coeff_bytes = ie.nbytes + ih.nbytes + (te.size + th.size) * cdt().itemsize
         cas = ops
     return ops, cas, coeff_bytes
+
+
+def _padded(table: np.ndarray) -> np.ndarray:
+    """``table`` with zero rows appended up to a power of two (at least 8): the table
+    sizes, and so the compiled solve, then stay the same over a frequency sweep even
+    where two media coincide at one frequency (no index points at the padding)."""
+    n = max(8, 1 << (len(table) - 1).bit_length())
+    pad = np.zeros((n - len(table), *table.shape[1:]), table.dtype)
+    return np.concatenate([table, pad])
 
 
 def _matvec(ops):
@@ -234,6 +251,18 @@ def solve(prep: Prepared, *, method=None, tol=None, max_iter=None, chunk=None, x
     if prep.ops["symmetrize"]:
         x = x / operator._sep_factors(_kernel_ops(prep.ops), x.shape[1:])[1]
     return x, res
+
+
+def initial_guess(prep: Prepared, e) -> jax.Array:
+    """The Krylov unknown of ``prep``'s system whose solution would be the scattered E
+    ``e`` (3, nx, ny, nz): the inverse of the unscaling in :func:`solve` (a warm start
+    from another frequency's field)."""
+    x = jnp.asarray(e).astype(prep.b.dtype)
+    if prep.ops["symmetrize"]:
+        x = x * operator._sep_factors(_kernel_ops(prep.ops), x.shape[1:])[1]
+    if "scale" in prep.ops:
+        x = x / prep.ops["scale"]
+    return x
 
 
 def seed_residual(prep: Prepared, e) -> float:
@@ -349,8 +378,14 @@ def run(sim, *, progress: bool = False, checkpoint_every: int | None = None,
     (every ``solver.progress_every`` iterations), writes the checkpoint and raises
     :class:`~emjax.errors.RunInterrupted` with the partial results.
     """
+    if sim.frequencies is not None and len(sim.frequencies) > 1:
+        from .sweep import run_sweep
+
+        return run_sweep(sim, progress=progress, checkpoint_every=checkpoint_every,
+                         resume=resume)
     check_every(checkpoint_every)
     born = mark()  # the compilations from here on: did they hit the persistent cache?
+    compile_counter()  # listening from here on
     prep = prepare(sim)
     plan = prep.krylov
     start, x0, history0 = 0, None, np.zeros(0)
@@ -374,6 +409,7 @@ def run(sim, *, progress: bool = False, checkpoint_every: int | None = None,
             last_ckpt[0] = it
         return stop.requested is not None
 
+    n0, c0 = compile_counter()
     t0 = time.perf_counter()
     try:
         with stop:
@@ -383,26 +419,36 @@ def run(sim, *, progress: bool = False, checkpoint_every: int | None = None,
     finally:
         bar.close()
     wall = time.perf_counter() - t0
+    n1, c1 = compile_counter()
+    times = {"compile_time_s": min(c1 - c0, wall), "solve_time_s": max(wall - (c1 - c0), 0.0),
+             "compiles": n1 - n0}
     history = np.concatenate([history0, kres.history])
     it = start + kres.iterations
     if stop.requested and kres.flag == krylov.RUNNING and it < plan.max_iter:
         partial = _results(sim, prep, e, kres, history, start, wall, rcs=False,
-                           interrupted_at_iteration=it)
+                           interrupted_at_iteration=it, **times)
         raise RunInterrupted(
             f"FDFD solve stopped by {stop.requested} at iteration {it} of at most "
             f"{plan.max_iter} (residual {kres.residual:.3e}); checkpoint written to "
             f"'{ckpt}'. Resume with `emjax run --resume {ckpt}` or run(resume='{ckpt}')",
             results=partial, checkpoint=ckpt, step=it)
-    if kres.flag != krylov.CONVERGED:
-        why = "broke down" if kres.flag == krylov.BREAKDOWN else "did not converge"
-        msg = (f"FDFD {plan.method} {why}: tol={plan.tol:g} not reached in "
-               f"{it} iterations (best residual {kres.residual:.3e}); raise "
-               "solver.max_iter, use method='cocg' with symmetrize=true, or thicken the PML")
-        if sim.solver.raise_on_failure:
-            raise ConvergenceError(msg)
-        warnings.warn(msg + "; returning the best iterate", EmjaxWarning, stacklevel=2)
+    check_converged(sim, plan, kres, it)
     return _results(sim, prep, e, kres, history, start, wall, rcs=bool(sim.rcs),
-                    **cache_report(born))
+                    **times, **cache_report(born))
+
+
+def check_converged(sim, plan: KrylovPlan, kres, it: int, at: str = "") -> None:
+    """Warn (or raise ConvergenceError under ``solver.raise_on_failure``) when ``kres``
+    did not converge after ``it`` iterations; ``at``: where (a sweep's frequency)."""
+    if kres.flag == krylov.CONVERGED:
+        return
+    why = "broke down" if kres.flag == krylov.BREAKDOWN else "did not converge"
+    msg = (f"FDFD {plan.method}{at} {why}: tol={plan.tol:g} not reached in "
+           f"{it} iterations (best residual {kres.residual:.3e}); raise "
+           "solver.max_iter, use method='cocg' with symmetrize=true, or thicken the PML")
+    if sim.solver.raise_on_failure:
+        raise ConvergenceError(msg)
+    warnings.warn(msg + "; returning the best iterate", EmjaxWarning, stacklevel=3)
 
 
 def _results(sim, prep: Prepared, e, kres, history, start: int, wall: float, *, rcs: bool,

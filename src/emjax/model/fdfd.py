@@ -1,10 +1,11 @@
-"""The FDFD3D scenario: one frequency, scattered-field formulation (seed 000).
+"""The FDFD3D scenario: one frequency or a sweep, scattered-field formulation (seed 000).
 
 Time convention e^{+j omega t} (phasors X(f) = int x(t) e^{-j 2 pi f t} dt): a lossy
 medium has eps = eps0 (eps_r - j sigma / (omega eps0)), an outgoing wave is e^{-j k r}.
 The incident field is a :class:`~emjax.model.sources.PlaneWave` at ``frequency``; the
 unknowns are the scattered E fields on the Yee edges. The domain ends in stretched-
-coordinate PML (:class:`PML`) backed by PEC.
+coordinate PML (:class:`PML`) backed by PEC. ``frequencies`` (a sweep) solves every
+frequency with one compiled Krylov loop (:func:`emjax.fdfd.solver.run`).
 """
 
 from __future__ import annotations
@@ -70,6 +71,10 @@ class FDFDSolver(EmModel):
     raise_on_failure: bool = Field(
         False, description="Raise ConvergenceError instead of returning the best iterate."
     )
+    warm_start: bool = Field(
+        True, description="In a frequency sweep, start each frequency's Krylov solve from "
+        "the previous frequency's solution instead of zero (20 frequencies over 0.8-1.2 "
+        "GHz on the seed's sphere: 341 instead of 380 iterations; BENCHMARKS.md).")
 
     @model_validator(mode="after")
     def _cocg_needs_symmetric(self):
@@ -84,7 +89,11 @@ class FDFDSolver(EmModel):
 
 
 class FDFD3D(_GridScenario):
-    """A 3D Yee FDFD scattering problem at one frequency (seed 000).
+    """A 3D Yee FDFD scattering problem at one frequency or a sweep (seed 000).
+
+    Give ``frequency`` (one solve) or ``frequencies`` (a sweep: each solved in turn by
+    the same compiled Krylov loop; ``frequency`` then defaults to the first of them and,
+    if given, must equal it). :meth:`at` is the single-frequency scenario of one of them.
 
     The PML lies inside ``domain``; structures must stay out of it. Results hold the
     scattered E and H on the grid, and the bistatic RCS in the E- and H-planes when
@@ -95,7 +104,11 @@ class FDFD3D(_GridScenario):
     name: Name = Field("fdfd3d", description="Name used in outputs: 1-100 letters, digits, "
                        "_ - . (not starting with '.').")
     domain: Domain
-    frequency: float = Field(..., description="Frequency in Hz (> 0).")
+    frequency: float = Field(..., description="Frequency in Hz (> 0); with "
+                             "``frequencies``, their first (the default).")
+    frequencies: list[float] | None = Field(
+        None, description="A sweep: frequencies in Hz (each finite and > 0, at most 1000), "
+        "solved in this order by one compiled loop; None: the single ``frequency``.")
     background: Medium = Field(default_factory=Medium, description="Must be vacuum for now.")
     structures: list[Structure] = Field(default_factory=list, description="Later ones win.")
     incident: PlaneWave = Field(default_factory=PlaneWave, description="Incident plane wave.")
@@ -122,6 +135,19 @@ class FDFD3D(_GridScenario):
     slice_axis: Literal["x", "y", "z"] = Field("z", description="Normal of the saved field slice.")
     strict: bool = Field(False, description="Turn resolution warnings into errors.")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _first_frequency(cls, data: Any) -> Any:
+        """``frequency`` defaults to the first of ``frequencies``."""
+        if isinstance(data, dict) and data.get("frequency") is None:
+            fs = data.get("frequencies")
+            if isinstance(fs, (list, tuple)) and not fs:
+                raise ValueError("frequencies: 0 given; a sweep needs 1 to 1000 frequencies "
+                                 "(or leave it out and give frequency)")
+            if isinstance(fs, (list, tuple)):
+                data = {**data, "frequency": fs[0]}
+        return data
+
     @model_validator(mode="after")
     def _check(self):
         problems = []
@@ -129,6 +155,7 @@ class FDFD3D(_GridScenario):
             problems.append(
                 f"frequency = {self.frequency!r} Hz must be finite and > 0; give it in Hz"
             )
+        problems += self._sweep_problems()
         bg = self.background
         if bg.eps_r != 1 or bg.mu_r != 1 or bg.sigma != 0 or bg.sigma_m != 0:
             problems.append(
@@ -178,7 +205,33 @@ class FDFD3D(_GridScenario):
             raise ValueError("\n".join(problems))  # one line each
         return self
 
+    def _sweep_problems(self) -> list[str]:
+        """One line per bad entry of ``frequencies``."""
+        fs = self.frequencies
+        if fs is None:
+            return []
+        if not 1 <= len(fs) <= 1000:
+            return [f"frequencies: {len(fs)} given; a sweep needs 1 to 1000 frequencies "
+                    "(or leave it out and give frequency)"]
+        out = [f"frequencies[{i}] = {f!r} Hz must be finite and > 0; give it in Hz"
+               for i, f in enumerate(fs) if not (f > 0 and math.isfinite(f))]
+        if not out and self.frequency != fs[0]:
+            out.append(f"frequency = {self.frequency!r} Hz differs from frequencies[0] = "
+                       f"{fs[0]!r} Hz; leave frequency out of a sweep (it defaults to the "
+                       "first of frequencies)")
+        return out
+
     # ------------------------------------------------------------ derived
+    @property
+    def sweep(self) -> list[float]:
+        """The frequencies solved, in Hz: ``frequencies``, or ``[frequency]``."""
+        return list(self.frequencies) if self.frequencies is not None else [self.frequency]
+
+    def at(self, frequency: float) -> FDFD3D:
+        """This scenario at one ``frequency`` (Hz) only (no sweep); re-validated."""
+        data = {**self.model_dump(), "frequency": frequency, "frequencies": None}
+        return type(self).model_validate(data)
+
     def _nonmagnetic(self) -> bool:
         return all(m.mu_r == 1 and m.sigma_m == 0 for m in self.media)
 
@@ -248,7 +301,10 @@ class FDFD3D(_GridScenario):
     def summary(self) -> str:
         """One line for logs: grid, frequency, storage and solver."""
         n = self.domain.cells
-        return (f"FDFD {n[0]}x{n[1]}x{n[2]} cells at {self.frequency / 1e9:.4g} GHz, "
+        fs = self.sweep
+        at = (f"{fs[0] / 1e9:.4g} GHz" if len(fs) == 1 else
+              f"{len(fs)} frequencies {min(fs) / 1e9:.4g}-{max(fs) / 1e9:.4g} GHz")
+        return (f"FDFD {n[0]}x{n[1]}x{n[2]} cells at {at}, "
                 f"{self.resolved_storage} storage, {self.solver.method} to tol "
                 f"{self.solver.tol:g}, preconditioner {self.resolved_preconditioner()}, "
                 f"{self.precision}")

@@ -196,12 +196,17 @@ def plot_fdfd_rcs(res: Results, path: str | Path | None = None, *,
     th = np.asarray(m["rcs_theta_deg"])
     fig = _figure((6.5, 4.5))
     ax = fig.subplots()
+    sweep = np.ndim(m["rcs_E_dBsm"]) == 2  # a frequency sweep: one curve per frequency
+    fs = m.get("frequencies") or [res.scenario.frequency]
     for p, style in (("E", "-"), ("H", "--")):
-        ax.plot(th, m[f"rcs_{p}_dBsm"], style, label=f"FDFD {p}-plane")
+        rows = m[f"rcs_{p}_dBsm"] if sweep else [m[f"rcs_{p}_dBsm"]]
+        for i, (f, row) in enumerate(zip(fs, rows, strict=True)):
+            at = f" {eng(f, 'Hz')}" if sweep else ""
+            ax.plot(th, row, style, color=f"C{i % 10}", label=f"FDFD {p}-plane{at}")
     if mie is not None:
         from ..analysis.mie import mie_rcs_db
 
-        f = res.scenario.frequency
+        f = fs[0]
         for p, style in (("E", "k:"), ("H", "k-.")):
             ax.plot(th, mie_rcs_db(mie[0], mie[1], f, np.radians(th), p), style, lw=1,
                     label=f"Mie {p}-plane")
