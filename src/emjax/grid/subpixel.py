@@ -252,32 +252,39 @@ def _pairs(a: int, b: int, kap_a, kap_b, shape_b) -> Couplings:
     """Couplings of E_a and E_b from kappa_ab at cut samples of each: ((idx (P, 3),
     kappa (P,)) per component). E_a at m + e_a/2 has its E_b neighbours at m + da e_a
     + db e_b with da in {0, 1}, db in {-1, 0}."""
-    ps, qs, ws = [], [], []
+    ps, cs, ws = [], [], []
+    deltas = []
     for da in (0, 1):
         for db in (-1, 0):
             delta = np.zeros(3, np.int64)
             delta[a], delta[b] = da, db
-            idx, k = kap_a
-            ps.append(idx)
-            qs.append(idx + delta)
-            ws.append(k / 8)
-            idx, k = kap_b
-            ps.append(idx - delta)
-            qs.append(idx)
-            ws.append(k / 8)
-    p, q, w = np.concatenate(ps), np.concatenate(qs), np.concatenate(ws)
-    ok = (p >= 0).all(1) & (q >= 0).all(1) & (q < np.asarray(shape_b)).all(1)
-    p, q, w = p[ok], q[ok], w[ok]
-    key = np.concatenate([p, q], axis=1)
-    key, inv = np.unique(key, axis=0, return_inverse=True)
+            code = len(deltas)
+            deltas.append(delta)
+            for idx, k, p in ((kap_a[0], kap_a[1], kap_a[0]), (kap_b[0], kap_b[1],
+                                                               kap_b[0] - delta)):
+                ps.append(p)
+                cs.append(np.full(len(idx), code, np.int64))
+                ws.append(k / 8)
+    p, c, w = np.concatenate(ps), np.concatenate(cs), np.concatenate(ws)
+    deltas = np.array(deltas)
+    q = p + deltas[c]
+    hi = np.asarray(shape_b)
+    ok = (p >= 0).all(1) & (q >= 0).all(1) & (q < hi).all(1) & (p < hi).all(1)
+    p, c, w = p[ok], c[ok], w[ok]
+    # one int64 key per (p, neighbour): a 1D unique (rows' lexsort was most of the time)
+    dims = np.asarray(shape_b) + 1
+    key = np.ravel_multi_index(p.T, dims) * 4 + c
+    key, inv = np.unique(key, return_inverse=True)
     inv = inv.ravel()
     if np.iscomplexobj(w):
-        w = (np.bincount(inv, weights=w.real, minlength=key.shape[0])
-             + 1j * np.bincount(inv, weights=w.imag, minlength=key.shape[0]))
+        w = (np.bincount(inv, weights=w.real, minlength=key.size)
+             + 1j * np.bincount(inv, weights=w.imag, minlength=key.size))
     else:
-        w = np.bincount(inv, weights=w, minlength=key.shape[0])
+        w = np.bincount(inv, weights=w, minlength=key.size)
     keep = w != 0
-    return Couplings(a, b, key[keep, :3], key[keep, 3:], w[keep])
+    pk = np.stack(np.unravel_index(key[keep] // 4, dims), 1)
+    qk = pk + deltas[key[keep] % 4]
+    return Couplings(a, b, pk, qk, w[keep])
 
 
 def smooth(grid: YeeGrid, background, structures, media: list, index: dict, *,
