@@ -197,11 +197,11 @@ def plot_fdfd_rcs(res: Results, path: str | Path | None = None, *,
     fig = _figure((6.5, 4.5))
     ax = fig.subplots()
     sweep = np.ndim(m["rcs_E_dBsm"]) == 2  # a frequency sweep: one curve per frequency
-    fs = m.get("frequencies") or [res.scenario.frequency]
+    fs = m.get("frequencies") or [m.get("frequency") or getattr(res.scenario, "frequency", None)]
     for p, style in (("E", "-"), ("H", "--")):
         rows = m[f"rcs_{p}_dBsm"] if sweep else [m[f"rcs_{p}_dBsm"]]
         for i, (f, row) in enumerate(zip(fs, rows, strict=True)):
-            at = f" {eng(f, 'Hz')}" if sweep else ""
+            at = f" {eng(f, 'Hz')}" if sweep and f is not None else ""
             ax.plot(th, row, style, color=f"C{i % 10}", label=f"FDFD {p}-plane{at}")
     if mie is not None:
         from ..analysis.mie import mie_rcs_db
