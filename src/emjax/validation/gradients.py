@@ -33,7 +33,7 @@ STEPS = (1e-3, 1e-4, 1e-5, 1e-6)
 
 
 def grad_fdfd(cells: int = 20, pml: int = 5, limit: float = 1e-5) -> list[Check]:
-    """Directional derivatives of two objectives vs central differences (see module)."""
+    """Directional derivatives of three objectives vs central differences (see module)."""
     import jax
     import jax.numpy as jnp
 
@@ -49,14 +49,18 @@ def grad_fdfd(cells: int = 20, pml: int = 5, limit: float = 1e-5) -> list[Check]
     reg = adjoint.design_region(st, (c - 4, c - 4, c), (c + 4, c + 4, c + 4), 1.0, 2 - 0.5j)
     probe = c + 4 + 3
     window = ((pml + 1, cells - pml - 1),) * 2
+    # the Huygens box half a cell inside the PML on every face: around the design region
+    lower, d = np.asarray(prep.st.grid.lower), np.asarray(st.spacing)
+    box = adjoint.huygens(prep, lower + (pml + 0.5) * d, lower + (cells - pml - 0.5) * d)
 
     def objectives(rho):
         rho = adjoint.tanh_projection(adjoint.conic_filter(rho, 1.5), 2.0)
         es = adjoint.solve_e(reg.eps(rho, st.eps_r), st)
-        h = adjoint.magnetic_field(es, st) + st.h_inc
-        e = es + st.e_inc
+        hs = adjoint.magnetic_field(es, st)
+        e, h = es + st.e_inc, hs + st.h_inc
         return jnp.stack([adjoint.point_intensity(e, (c, c, probe)),
-                          adjoint.flux_z(e, h, probe, st.spacing, window)])
+                          adjoint.flux_z(e, h, probe, st.spacing, window),
+                          adjoint.rcs(es, hs, box, np.pi, 0.0)])  # monostatic
 
     rho0 = 0.5 + 0.2 * jax.random.uniform(jax.random.PRNGKey(0), reg.shape, minval=-1)
     d = jax.random.normal(jax.random.PRNGKey(1), reg.shape)
@@ -65,7 +69,7 @@ def grad_fdfd(cells: int = 20, pml: int = 5, limit: float = 1e-5) -> list[Check]
     f0 = np.asarray(fwd(rho0))
     t_fwd = time.perf_counter() - t0
     t0 = time.perf_counter()
-    jac = np.asarray(jax.jit(jax.jacrev(objectives))(rho0))  # (2, *reg.shape)
+    jac = np.asarray(jax.jit(jax.jacrev(objectives))(rho0))  # (3, *reg.shape)
     t_grad = time.perf_counter() - t0
     dd = np.tensordot(jac, np.asarray(d), axes=3)
     fd = {h: (np.asarray(fwd(rho0 + h * d)) - np.asarray(fwd(rho0 - h * d))) / (2 * h)
@@ -73,14 +77,21 @@ def grad_fdfd(cells: int = 20, pml: int = 5, limit: float = 1e-5) -> list[Check]
 
     e_ref, _ = solver.solve(prep)
     e = adjoint.solve_e(st.eps_r, st)
+    # the RCS objective (JAX) against the solver's bistatic RCS (NumPy), same default box
+    h = adjoint.magnetic_field(e, st)
+    s_jax = float(adjoint.rcs(e, h, adjoint.huygens(prep), np.pi, 0.0))
+    s_np = solver.bistatic_rcs(sim, prep.st, np.asarray(e), np.asarray(h), 2)[1][-1]
     out = [
         Check(case, "forward solve vs emjax.fdfd.solver.solve (relative L2)",
               float(jnp.linalg.norm(e - e_ref) / jnp.linalg.norm(e_ref)), 1e-10, "", True),
         Check(case, "forward relative residual", adjoint.residual(st.eps_r, st, e), 1e-11, "",
               True),
+        Check(case, f"monostatic RCS {s_np:.6g} m^2: JAX objective vs the solver's NumPy path",
+              abs(s_jax / s_np - 1), 1e-12, "", True),
     ]
     out = [Check(r.case, r.metric, r.value, r.limit, r.unit, r.value <= r.limit) for r in out]
-    for k, name in enumerate(("point intensity |E|^2", "flux through z plane")):
+    for k, name in enumerate(("point intensity |E|^2", "flux through z plane",
+                              "monostatic RCS")):
         errs = {h: abs(fd[h][k] - dd[k]) / abs(dd[k]) for h in STEPS}
         for h in STEPS:
             out.append(Check(case, f"{name}: FD relative difference at h = {h:g}", errs[h],
@@ -91,7 +102,7 @@ def grad_fdfd(cells: int = 20, pml: int = 5, limit: float = 1e-5) -> list[Check]
                          best <= limit))
     out.append(Check(case, f"objectives {cells}^3: forward (compile included)", t_fwd, None,
                      "s", True))
-    out.append(Check(case, f"objectives {cells}^3: both gradients (compile included)", t_grad,
+    out.append(Check(case, f"objectives {cells}^3: the three gradients (compile included)", t_grad,
                      None, "s", True))
     return out
 
