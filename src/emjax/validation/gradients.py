@@ -4,9 +4,12 @@
 x-polarised plane wave along +z, 20^3 cells of 2 cm, a 5-cell PML, complex128. On top
 of it a design region of 8 x 8 x 4 cells (256 parameters) whose eps_r runs from 1 to
 2 - 0.5j with rho, through a conic filter (radius 1.5 cells) and a tanh projection
-(beta = 2). Two objectives of the total field: |E|^2 at a point 3 cells past the region
-(:func:`~emjax.fdfd.adjoint.point_intensity`) and the power through the z plane 3
-cells past it over the interior (:func:`~emjax.fdfd.adjoint.flux_z`). Their gradients
+(beta = 2). Three objectives: |E|^2 of the total field at a point 3 cells past the
+region (:func:`~emjax.fdfd.adjoint.point_intensity`), the power through the z plane 3
+cells past it over the interior (:func:`~emjax.fdfd.adjoint.flux_z`), and the
+monostatic RCS (:func:`~emjax.fdfd.adjoint.rcs`: the scattered fields on a Huygens box
+half a cell clear of the PML, around the region, through :mod:`emjax.analysis.nf2ff`
+on JAX arrays). Their gradients
 (one forward and one adjoint COCG solve each, :mod:`emjax.fdfd.adjoint`) along a random
 direction, against central differences at steps 1e-3 .. 1e-6; every solve to a
 relative residual of 1e-12. Metric: the smallest relative difference over the steps
@@ -15,7 +18,9 @@ limit 1e-5 (issue 22). Also the forward solve's agreement with the solver's own
 (:func:`emjax.fdfd.solver.solve`) and its residual. Measured (CPU, 20^3, about 16 s
 with compilation): point intensity 6.8e-10 (h = 1e-6), flux 9.3e-10 (h = 1e-5); at h =
 1e-3 both 1.1-1.3e-6 and at 1e-4 1.1-1.2e-8 (the h^2 truncation); forward vs the solver
-3.5e-16, residual 3.3e-13. The flux, 3.74e-5 W, is close to the incident 1/(2 eta0) W/m^2
+3.5e-16, residual 3.3e-13; monostatic RCS 5.5e-11 (h = 1e-5; 4.6e-7 at h = 1e-3), and the
+JAX RCS of the unmodified scatterer equals the solver's NumPy bistatic RCS (same box).
+The flux, 3.74e-5 W, is close to the incident 1/(2 eta0) W/m^2
 over the 16 x 16 cm window (3.4e-5 W), as it should be behind a small scatterer.
 """
 
