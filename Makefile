@@ -28,7 +28,7 @@ WHL := .whl
 # pydantic-core is exactly the version it pins.
 WHEELS_WITH_DEPS := pydantic
 WHEELS_NO_DEPS := tomli-w miepython meshio trimesh networkx gdstk scikit-rf psutil pint \
-	flexcache flexparser platformdirs
+	flexcache flexparser platformdirs optax absl-py
 WHEEL_FLAGS := --only-binary=:all: --python-version 3.12 --implementation cp \
 	--platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 \
 	--platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
@@ -86,7 +86,8 @@ wheels:
 	rm -f $(WHL)/pydantic-*.whl $(WHL)/pydantic_core-*.whl $(WHL)/annotated_types-*.whl \
 		$(WHL)/typing_inspection-*.whl $(WHL)/typing_extensions-*.whl $(WHL)/tomli_w-*.whl \
 		$(WHL)/miepython-*.whl $(WHL)/meshio-*.whl $(WHL)/psutil-*.whl $(WHL)/pint-*.whl \
-		$(WHL)/flexcache-*.whl $(WHL)/flexparser-*.whl $(WHL)/platformdirs-*.whl $(WHL)/emjax-*.whl
+		$(WHL)/flexcache-*.whl $(WHL)/flexparser-*.whl $(WHL)/platformdirs-*.whl \
+		$(WHL)/optax-*.whl $(WHL)/absl_py-*.whl $(WHL)/emjax-*.whl
 	$(PY) -m pip download $(WHEEL_FLAGS) -d $(WHL) $(WHEELS_WITH_DEPS)
 	$(PY) -m pip download --no-deps $(WHEEL_FLAGS) -d $(WHL) $(WHEELS_NO_DEPS)
 	$(PY) -m pip wheel --no-deps -w $(WHL) .

@@ -18,7 +18,11 @@ angular pattern, free of the distance.
 
 Also here: the bistatic radar cross section, the power through the surface
 (Poynting flux), the power radiated to the far zone by quadrature over the sphere,
-and directivity. Everything is NumPy, complex128.
+and directivity. Everything is NumPy, complex128; :func:`far_field`,
+:func:`radiation_integrals` and :func:`rcs` also take ``xp=jax.numpy``: the fields
+(and so the result) are then JAX arrays, traceable and differentiable (the FDFD
+adjoint's RCS objective, :func:`emjax.fdfd.adjoint.rcs`), while the sample geometry
+and the phase factors stay NumPy (static). One transform serves both.
 """
 
 from __future__ import annotations
@@ -40,7 +44,16 @@ def _unit_vectors(theta, phi):
     return r_hat, t_hat, p_hat
 
 
-def far_field(points, normals, weights, E, H, frequency, theta, phi, *, eps_r=1.0, mu_r=1.0):
+def _complex(a, xp):
+    """``a`` as a complex array of ``xp`` (complex128 in NumPy; JAX keeps its precision)."""
+    if xp is np:
+        return np.asarray(a, dtype=np.complex128)
+    a = xp.asarray(a)
+    return a if xp.iscomplexobj(a) else a.astype(xp.result_type(a.dtype, 1j))
+
+
+def far_field(points, normals, weights, E, H, frequency, theta, phi, *, eps_r=1.0, mu_r=1.0,
+              xp=np):
     """Far-zone E_theta and E_phi of the fields (E, H) given on a closed surface.
 
     Args:
@@ -55,6 +68,8 @@ def far_field(points, normals, weights, E, H, frequency, theta, phi, *, eps_r=1.
             broadcastable against each other.
         eps_r, mu_r: relative permittivity and permeability of the (homogeneous,
             lossless) medium around the surface.
+        xp: ``numpy`` or ``jax.numpy``, the array module of E, H and the result (the
+            geometry and the angles are NumPy either way).
 
     Returns:
         (E_theta, E_phi): complex arrays of the broadcast shape of theta and phi,
@@ -63,8 +78,7 @@ def far_field(points, normals, weights, E, H, frequency, theta, phi, *, eps_r=1.
     points = np.asarray(points, dtype=np.float64)
     normals = np.asarray(normals, dtype=np.float64)
     weights = np.asarray(weights, dtype=np.float64)
-    E = np.asarray(E, dtype=np.complex128)
-    H = np.asarray(H, dtype=np.complex128)
+    E, H = _complex(E, xp), _complex(H, xp)
     P = points.shape[0]
     for name, a in (("normals", normals), ("E", E), ("H", H)):
         if a.shape != (P, 3):
@@ -78,94 +92,110 @@ def far_field(points, normals, weights, E, H, frequency, theta, phi, *, eps_r=1.
     th, ph = theta.ravel(), phi.ravel()
     k = 2 * math.pi * frequency * math.sqrt(eps_r * mu_r) / c0
     eta = math.sqrt(mu0 * mu_r / (eps0 * eps_r))
-    J = np.cross(normals, H) * weights[:, None]
-    M = -np.cross(normals, E) * weights[:, None]
-    JM = np.concatenate([J, M], axis=1)  # (P, 6)
+    J = xp.cross(normals, H) * weights[:, None]
+    M = -xp.cross(normals, E) * weights[:, None]
+    JM = xp.concatenate([J, M], axis=1)  # (P, 6)
     r_hat, t_hat, p_hat = _unit_vectors(th, ph)
-    NL = radiation_integrals(points, JM, k, r_hat)
+    NL = radiation_integrals(points, JM, k, r_hat, xp=xp)
     N, L = NL[:, :3], NL[:, 3:]
-    N_t, N_p = np.sum(N * t_hat, -1), np.sum(N * p_hat, -1)
-    L_t, L_p = np.sum(L * t_hat, -1), np.sum(L * p_hat, -1)
+    N_t, N_p = xp.sum(N * t_hat, -1), xp.sum(N * p_hat, -1)
+    L_t, L_p = xp.sum(L * t_hat, -1), xp.sum(L * p_hat, -1)
     E_theta = -1j * k / (4 * math.pi) * (L_p + eta * N_t)
     E_phi = 1j * k / (4 * math.pi) * (L_t - eta * N_p)
     return E_theta.reshape(shape), E_phi.reshape(shape)
 
 
-def radiation_integrals(points, currents, k: float, r_hat) -> np.ndarray:
+def radiation_integrals(points, currents, k: float, r_hat, *, xp=np):
     """``sum_p currents_p exp(+j k r_hat . r_p)``: (A, C) for points (P, 3) m, currents
-    (P, C) and directions r_hat (A, 3).
+    (P, C) and directions r_hat (A, 3); ``xp`` the array module of ``currents`` and of
+    the result (points and directions are NumPy).
 
     Samples that fill a plane's tensor grid (a face of a Huygens box on the Yee grid:
     every pair of its two in-plane coordinates present once) are summed separably,
     exp(j k (u a_u + v a_v + w a_w)) = e_u e_v e_w: a matrix product over u, then a
     sum over v, with (n_u + n_v + 1) exponentials per direction instead of n_u n_v.
-    Any other sample is summed directly.
+    Any other sample is summed directly. Nothing is written in place (JAX arrays have
+    no in-place update): the parts are summed.
     """
+    points = np.asarray(points, np.float64)
     P, C = currents.shape
     A = r_hat.shape[0]
-    out = np.zeros((A, C), np.complex128)
+    parts = []
     left = np.ones(P, bool)
     for w_ax in range(3):
         values, counts = np.unique(points[left, w_ax], return_counts=True)
         # a face holds many more samples than the rows other faces cross it with
         for w in values[counts >= max(16, counts.max(initial=0) // 4)]:
             group = np.flatnonzero(left & (points[:, w_ax] == w))
-            if _plane_sum(points[group], currents[group], k, r_hat, w_ax, out):
+            part = _plane_sum(points[group], currents[group], k, r_hat, w_ax, xp)
+            if part is not None:
+                parts.append(part)
                 left[group] = False
     rest = np.flatnonzero(left)
-    step_a = max(1, _CHUNK // max(rest.size, 1))
-    step_p = max(1, _CHUNK // max(min(A, step_a), 1))
-    for a0 in range(0, A, step_a):
-        a1 = min(a0 + step_a, A)
-        for p0 in range(0, rest.size, step_p):
-            idx = rest[p0:p0 + step_p]
-            phase = np.exp(1j * k * (points[idx] @ r_hat[a0:a1].T))  # (p, a)
-            out[a0:a1] += phase.T @ currents[idx]
-    return out
+    if rest.size:
+        step_a = max(1, _CHUNK // rest.size)
+        step_p = max(1, _CHUNK // max(min(A, step_a), 1))
+        blocks = []
+        for a0 in range(0, A, step_a):
+            a1 = min(a0 + step_a, A)
+            acc = 0
+            for p0 in range(0, rest.size, step_p):
+                idx = rest[p0:p0 + step_p]
+                phase = np.exp(1j * k * (points[idx] @ r_hat[a0:a1].T))  # (p, a)
+                acc = acc + xp.matmul(phase.T, currents[idx])
+            blocks.append(acc)
+        parts.append(xp.concatenate(blocks))
+    if not parts:
+        return xp.zeros((A, C), np.complex128)
+    total = parts[0]
+    for part in parts[1:]:
+        total = total + part
+    return total
 
 
-def _plane_sum(pts, cur, k: float, r_hat, w_ax: int, out: np.ndarray) -> bool:
-    """Add the separable sum of samples on the plane normal to ``w_ax`` to ``out``;
-    False (nothing added) when they do not fill a tensor grid."""
+def _plane_sum(pts, cur, k: float, r_hat, w_ax: int, xp):
+    """The separable sum (A, C) of the samples on the plane normal to ``w_ax``; None
+    when they do not fill a tensor grid."""
     u_ax, v_ax = [a for a in range(3) if a != w_ax]
     uu, iu = np.unique(pts[:, u_ax], return_inverse=True)
     vv, iv = np.unique(pts[:, v_ax], return_inverse=True)
     if uu.size * vv.size != len(pts):
-        return False
+        return None
+    flat = iu.ravel() * vv.size + iv.ravel()
+    order = np.argsort(flat, kind="stable")
+    if np.any(flat[order] != np.arange(flat.size)):  # a repeated (u, v) pair leaves a hole
+        return None
     C = cur.shape[1]
-    grid = np.zeros((uu.size, vv.size, C), np.complex128)
-    filled = np.zeros((uu.size, vv.size), bool)
-    grid[iu, iv] = cur
-    filled[iu, iv] = True
-    if not filled.all():  # a repeated (u, v) pair leaves another one empty
-        return False
+    grid = cur[order].reshape(uu.size, vv.size * C)  # a gather: the same for NumPy and JAX
     w = pts[0, w_ax]
     step = max(1, _CHUNK // max(vv.size * C, 1))
+    blocks = []
     for a0 in range(0, r_hat.shape[0], step):
         r = r_hat[a0:a0 + step]
         e_u = np.exp(1j * k * r[:, u_ax, None] * uu[None, :])  # (a, n_u)
         e_v = np.exp(1j * k * r[:, v_ax, None] * vv[None, :])  # (a, n_v)
         e_w = np.exp(1j * k * r[:, w_ax] * w)  # (a,)
-        partial = (e_u @ grid.reshape(uu.size, -1)).reshape(len(r), vv.size, C)
-        out[a0:a0 + step] += np.einsum("avc,av->ac", partial, e_v) * e_w[:, None]
-    return True
+        partial = xp.matmul(e_u, grid).reshape(len(r), vv.size, C)
+        blocks.append(xp.einsum("avc,av->ac", partial, e_v) * e_w[:, None])
+    return blocks[0] if len(blocks) == 1 else xp.concatenate(blocks)
 
 
-def rcs(E_theta, E_phi, incident_amplitude):
+def rcs(E_theta, E_phi, incident_amplitude, *, xp=np):
     """Bistatic radar cross section in m^2: ``4 pi (|E_theta|^2 + |E_phi|^2) / |E_inc|^2``.
 
     E_theta, E_phi: scattered far field times ``r e^{jkr}`` (from :func:`far_field`);
     incident_amplitude: the incident plane wave's complex amplitude in the same
     units without the metre (V/m for phasors, V/m*s for spectra), broadcastable.
     NaN where the incident amplitude is zero (a run too short for the wave to arrive).
+    ``xp``: the array module of the fields and the result (NumPy or ``jax.numpy``).
     """
     # ratios before squares: fields near the float range (10^160 V/m and up) square to
     # inf where their ratio, the RCS, is an ordinary number
-    inc = np.abs(np.asarray(incident_amplitude))
-    safe = np.where(inc > 0, inc, 1.0)
+    inc = xp.abs(xp.asarray(incident_amplitude))
+    safe = xp.where(inc > 0, inc, 1.0)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        num = (np.abs(np.asarray(E_theta)) / safe) ** 2 + (np.abs(np.asarray(E_phi)) / safe) ** 2
-        return np.where(inc > 0, 4 * math.pi * num, np.nan)
+        num = (xp.abs(xp.asarray(E_theta)) / safe) ** 2 + (xp.abs(xp.asarray(E_phi)) / safe) ** 2
+        return xp.where(inc > 0, 4 * math.pi * num, np.nan)
 
 
 def to_db(x, floor: float = 1e-30):

@@ -26,7 +26,9 @@ Design regions: :class:`DesignRegion` maps a density ``rho`` in [0, 1] on a box 
 (index ranges) to eps_r on the three Yee E components by linear interpolation between two
 (possibly lossy) media; :func:`conic_filter` and :func:`tanh_projection` compose in front
 (both in :mod:`emjax.grid.design`, shared with FDTD).
-Objectives (:func:`point_intensity`, :func:`flux_z`) are plain functions of the fields.
+Objectives (:func:`point_intensity`, :func:`flux_z`, :func:`rcs`) are plain functions of
+the fields; :func:`rcs` runs the one near-to-far transform (:mod:`emjax.analysis.nf2ff`,
+through :mod:`emjax.fdfd.farfield`) on JAX arrays.
 """
 
 from __future__ import annotations
@@ -35,8 +37,10 @@ from dataclasses import dataclass
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
+from ..analysis import nf2ff
 from ..constants import c0, eps0
 from ..errors import SetupError
 from ..grid.design import (  # noqa: F401  (re-exported: the FDFD API)
@@ -45,7 +49,7 @@ from ..grid.design import (  # noqa: F401  (re-exported: the FDFD API)
     conic_filter,
     tanh_projection,
 )
-from . import krylov, operator, precond
+from . import farfield, krylov, operator, precond
 
 
 @dataclass(frozen=True)
@@ -200,3 +204,30 @@ def flux_z(e: jax.Array, h: jax.Array, k: int, spacing, window=None) -> jax.Arra
     ex, ey = e[0, i0:i1, j0:j1, k], e[1, i0:i1, j0:j1, k]
     return 0.5 * spacing[0] * spacing[1] * jnp.sum(
         jnp.real(ex * jnp.conj(hy) - ey * jnp.conj(hx)))
+
+
+def huygens(prep, lo=None, hi=None) -> farfield.Huygens:
+    """The sampled Huygens box of :func:`rcs` for ``prep`` (:func:`emjax.fdfd.solver.
+    prepare`): corners ``lo``, ``hi`` in m, by default the solver's box midway between the
+    scenario's structures and the PML. It must enclose every scatterer, the design region
+    included, and stay clear of the PML; the default does not know the design region."""
+    box = farfield.huygens(prep.sim, prep.st, lo, hi)
+    d, t = np.asarray(prep.st.grid.spacing), prep.st.pml
+    first = np.asarray(prep.st.grid.lower) + t * d
+    last = first + (np.asarray(prep.st.grid.cells) - 2 * t) * d
+    if np.any(box.points < first - 1e-9 * d) or np.any(box.points > last + 1e-9 * d):
+        raise SetupError(f"Huygens box {lo}..{hi} m: it leaves the interior {first.tolist()}"
+                         f"..{last.tolist()} m ({t} PML cells on each face)")
+    return box
+
+
+def rcs(e: jax.Array, h: jax.Array, box: farfield.Huygens, theta: float, phi: float
+        ) -> jax.Array:
+    """Bistatic radar cross section (m^2) in the direction (``theta``, ``phi``) (rad; polar
+    from +z, azimuth from +x) of the **scattered** fields ``e``, ``h`` (3, nx, ny, nz; V/m,
+    A/m) sampled on ``box`` (:func:`huygens`): 4 pi |E_far|^2 r^2 / |E_inc|^2, the same
+    transform and formula as the solver's ``rcs_*_dBsm`` (:func:`emjax.analysis.nf2ff.
+    far_field` and :func:`emjax.analysis.nf2ff.rcs` with ``xp=jax.numpy``)."""
+    et, ep = farfield.box_far_field(box, e, h, np.asarray(theta, np.float64),
+                                    np.asarray(phi, np.float64), xp=jnp)
+    return nf2ff.rcs(et, ep, box.amplitude, xp=jnp)

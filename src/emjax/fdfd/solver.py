@@ -43,6 +43,7 @@ from ..driver.precision import needs_x64, require_x64
 from ..errors import ConvergenceError, EmjaxWarning, RunInterrupted, SetupError
 from . import incident, krylov, operator, precond, setup
 from .checkpoint import load_checkpoint, save_checkpoint
+from .farfield import bistatic_rcs, far_field, huygens_box  # noqa: F401  (the solver's API)
 
 
 @dataclass(frozen=True)
@@ -285,85 +286,6 @@ def scattered_h(prep: Prepared, e) -> np.ndarray:
         h = operator.apply_ah(ops, em)
     h = np.asarray(h).astype(np.complex128)
     return h - ((prep.st.mu - mu0) / prep.st.mu) * prep.h_inc
-
-
-# ---------------------------------------------------------------- far field
-def huygens_box(sim, st) -> tuple[np.ndarray, np.ndarray]:
-    """(lo, hi) corners in m of the closed sampling box, midway between scatterers and PML."""
-    t = st.pml
-    d = np.array(st.grid.spacing)
-    lower = np.array(st.grid.lower)
-    upper = lower + np.array(st.grid.cells) * d
-    ilo, ihi = lower + (t + 1) * d, upper - (t + 1) * d
-    if sim.structures:
-        slo = np.min([s.geometry.bounds()[0] for s in sim.structures], axis=0)
-        shi = np.max([s.geometry.bounds()[1] for s in sim.structures], axis=0)
-    else:
-        slo = shi = 0.5 * (lower + upper)
-    return 0.5 * (ilo + slo), 0.5 * (ihi + shi)
-
-
-def _box_points(lo, hi, d):
-    pts, nrm, wts = [], [], []
-    for a in range(3):
-        b, c = [i for i in range(3) if i != a]
-        nb = max(2, int(np.ceil((hi[b] - lo[b]) / d[b])))
-        nc = max(2, int(np.ceil((hi[c] - lo[c]) / d[c])))
-        ub = lo[b] + (np.arange(nb) + 0.5) * (hi[b] - lo[b]) / nb
-        uc = lo[c] + (np.arange(nc) + 0.5) * (hi[c] - lo[c]) / nc
-        gb, gc = np.meshgrid(ub, uc, indexing="ij")
-        w = (hi[b] - lo[b]) * (hi[c] - lo[c]) / (nb * nc)
-        for side, val in ((-1.0, lo[a]), (1.0, hi[a])):
-            p = np.empty((gb.size, 3))
-            p[:, a], p[:, b], p[:, c] = val, gb.ravel(), gc.ravel()
-            n = np.zeros((gb.size, 3))
-            n[:, a] = side
-            pts.append(p)
-            nrm.append(n)
-            wts.append(np.full(gb.size, w))
-    return np.concatenate(pts), np.concatenate(nrm), np.concatenate(wts)
-
-
-def _interp(grid, comp, arr, pts):
-    from scipy.ndimage import map_coordinates
-
-    from ..grid.yee import OFFSETS
-
-    u = np.stack([(pts[:, a] - grid.lower[a]) / grid.spacing[a] - OFFSETS[comp][a]
-                  for a in range(3)])
-    return (map_coordinates(arr.real, u, order=1, mode="nearest")
-            + 1j * map_coordinates(arr.imag, u, order=1, mode="nearest"))
-
-
-def far_field(sim, st, e, h, theta, phi):
-    """(E_theta, E_phi) times r e^{jkr} of the scattered fields through analysis.nf2ff."""
-    from ..analysis import nf2ff
-
-    lo, hi = huygens_box(sim, st)
-    pts, nrm, wts = _box_points(lo, hi, st.grid.spacing)
-    E = np.stack([_interp(st.grid, c, e[a], pts) for a, c in enumerate(("Ex", "Ey", "Ez"))], 1)
-    H = np.stack([_interp(st.grid, c, h[a], pts) for a, c in enumerate(("Hx", "Hy", "Hz"))], 1)
-    return nf2ff.far_field(pts, nrm, wts, E, H, sim.frequency, theta, phi)
-
-
-def bistatic_rcs(sim, st, e, h, n_angles: int = 181):
-    """(theta deg, E-plane RCS m², H-plane RCS m²) over 0..180 degrees.
-
-    The planes are those of the incident wave: E-plane spanned by k_hat and e_hat, H-plane
-    by k_hat and h_hat; theta is the angle from the forward direction k_hat.
-    """
-    from ..analysis import nf2ff
-
-    inc = sim.incident
-    th = np.linspace(0.0, np.pi, n_angles)
-    out = []
-    for u in (inc.e_hat, inc.h_hat):
-        dirs = np.cos(th)[:, None] * inc.k_hat + np.sin(th)[:, None] * u
-        obs_t = np.arccos(np.clip(dirs[:, 2], -1, 1))
-        obs_p = np.arctan2(dirs[:, 1], dirs[:, 0])
-        et, ep = far_field(sim, st, e, h, obs_t, obs_p)
-        out.append(nf2ff.rcs(et, ep, inc.amplitude))
-    return np.degrees(th), out[0], out[1]
 
 
 # ---------------------------------------------------------------- run

@@ -35,9 +35,10 @@ def conic_filter(rho: jax.Array, radius: float) -> jax.Array:
 
 
 def tanh_projection(rho: jax.Array, beta: float, eta: float = 0.5) -> jax.Array:
-    """Smoothed threshold of rho at ``eta`` with sharpness ``beta`` (Wang et al. 2011)."""
-    t = np.tanh(beta * eta)
-    return (t + jnp.tanh(beta * (rho - eta))) / (t + np.tanh(beta * (1 - eta)))
+    """Smoothed threshold of rho at ``eta`` with sharpness ``beta`` (Wang et al. 2011);
+    ``beta`` may be traced (a continuation in beta then reuses one compiled function)."""
+    t = jnp.tanh(beta * eta)
+    return (t + jnp.tanh(beta * (rho - eta))) / (t + jnp.tanh(beta * (1 - eta)))
 
 
 def check_cells(lo, hi, shape, first, last, pml_note: str) -> None:
