@@ -2,9 +2,9 @@
 
 * A second prepare of the same scenario reads the cache (``setup_cache`` "hit") and
   gives the same mesh, complex, operators and rho, bitwise, as the build; the file
-  lies in ``$EMJAX_CACHE_DIR/dga`` and nowhere else.
-* ``EMJAX_CACHE_DIR=off`` writes nothing; a corrupt file, or one holding another key,
-  is rebuilt (and then read); another medium is another key.
+  lies in ``<cache folder>/dga`` and nowhere else.
+* off (``EMJAX_CACHE_DIR=off``, and Python's default) writes nothing; a corrupt
+  file, or one holding another key, is rebuilt (and then read); another medium is another key.
 * The renumbered mesh skips the checks, which it would pass without a flip; the
   bounding-box search of the placement finds the tet a search of every tet finds.
 """
@@ -14,6 +14,14 @@ import pytest
 
 from emjax.dga import cache
 from emjax.dga.solver import prepare
+from emjax.driver.compile_cache import setup_cache
+
+
+@pytest.fixture
+def in_tmp(tmp_path):
+    """The set-up cache in tmp_path/dga for the test."""
+    with setup_cache(str(tmp_path)):
+        yield tmp_path
 
 
 def _lossy(small_dgatd, **kw):
@@ -38,8 +46,8 @@ def _same(a, b) -> None:
     assert np.array_equal(a.layout.u_perm, b.layout.u_perm)
 
 
-def test_round_trip_hit(small_dgatd, tmp_path, monkeypatch):
-    monkeypatch.setenv("EMJAX_CACHE_DIR", str(tmp_path))
+def test_round_trip_hit(small_dgatd, in_tmp):
+    tmp_path = in_tmp
     sim = _lossy(small_dgatd)
     first = prepare(sim)
     assert first.cache == "miss" and "power iteration" in first.stages
@@ -55,16 +63,17 @@ def test_round_trip_hit(small_dgatd, tmp_path, monkeypatch):
 
 
 def test_off_writes_nothing(small_dgatd, tmp_path, monkeypatch):
-    monkeypatch.setenv("EMJAX_CACHE_DIR", "off")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # the default folder, were it used
     monkeypatch.setenv("HOME", str(tmp_path))
-    s = prepare(small_dgatd())
-    assert s.cache == "off" and not any(tmp_path.iterdir())
+    with setup_cache("off"):
+        assert prepare(small_dgatd()).cache == "off"
+    assert prepare(small_dgatd()).cache == "off"  # Python's default, outside a run
+    assert not any(tmp_path.iterdir())
 
 
 @pytest.mark.parametrize("damage", ["truncated", "other key"])
-def test_damaged_file_rebuilt(small_dgatd, tmp_path, monkeypatch, damage):
-    monkeypatch.setenv("EMJAX_CACHE_DIR", str(tmp_path))
+def test_damaged_file_rebuilt(small_dgatd, in_tmp, damage):
+    tmp_path = in_tmp
     sim = small_dgatd()
     built = prepare(sim)
     (path,) = (tmp_path / "dga").glob("*.npz")
@@ -79,10 +88,9 @@ def test_damaged_file_rebuilt(small_dgatd, tmp_path, monkeypatch, damage):
     assert prepare(sim).cache == "hit"
 
 
-def test_run_metadata_reports_stages(small_dgatd, tmp_path, monkeypatch):
+def test_run_metadata_reports_stages(small_dgatd, in_tmp):
     from emjax.dga.solver import DGASolver
 
-    monkeypatch.setenv("EMJAX_CACHE_DIR", str(tmp_path))
     res = DGASolver(small_dgatd(steps=4)).run(progress=False)
     meta = res.metadata
     assert meta["setup_cache"] == "miss"

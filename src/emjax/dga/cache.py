@@ -12,9 +12,11 @@ layout is rebuilt from the operators (index maps, milliseconds). Dtype, safety,
 duration, sources and probes are not in the key: dt is ``safety`` times the bound from
 the cached rho, and the sources and probes are checked and placed on every run.
 
-Folder (:func:`cache_dir`): ``$EMJAX_CACHE_DIR/dga`` when the variable names a folder
-(the JAX compilation cache's folder, :mod:`emjax.driver.compile_cache`), none when it
-is ``off``, else ``<user cache>/emjax/dga`` beside JAX's ``<user cache>/emjax/jax``.
+Folder (:func:`cache_dir`, set by :func:`emjax.driver.compile_cache.setup_cache`, which
+``emjax run`` enters with the compilation cache's setting): ``$EMJAX_CACHE_DIR/dga``
+when the variable names a folder, none when it is ``off`` (or ``--no-cache``), else
+``<user cache>/emjax/dga`` beside JAX's ``<user cache>/emjax/jax``; in Python, off
+unless a block is run ``with setup_cache(...)``.
 Nothing is written outside it; a file is written under a temporary name and renamed,
 so a reader never sees half of one. A file that cannot be read, fails zip's CRC check
 or does not hold the key it is named by is rebuilt and overwritten (``setup_cache``
@@ -26,7 +28,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
+import os  # getpid for temporary names, replace
 import time
 import zipfile
 from collections.abc import Iterator
@@ -62,14 +64,9 @@ class Stages(dict):
 
 def cache_dir() -> Path | None:
     """The set-up cache's folder (module docstring), None when switched off."""
-    setting = os.environ.get("EMJAX_CACHE_DIR", "").strip()
-    if setting.lower() == "off":
-        return None
-    if setting:
-        return Path(setting).expanduser() / "dga"
-    from ..driver.compile_cache import default_cache_dir
+    from ..driver.compile_cache import setup_cache_folder
 
-    return default_cache_dir().parent / "dga"
+    return setup_cache_folder()
 
 
 def cache_key(sim, kernels: str) -> str:
