@@ -253,3 +253,43 @@ def seed004_cylinder(dofs=None, kernels=None) -> list[dict]:
 
 
 CASES: dict[str, Callable[[], list[dict]]] = {"seed004-cylinder": seed004_cylinder}
+
+
+def seed004_setup(dofs=None) -> list[dict]:
+    """``seed004-setup``: the DGATD set-up of ``cylinder-cavity`` on the seed's cylinder
+    at ``dofs`` (default 20.2M on a GPU, 0.87M elsewhere; from a script:
+    ``seed004_setup(dofs=(20.2e6,))``), stage by stage
+    (``DGASetup.stages``): once from nothing (the set-up cache empty) and once from the
+    cache, in a temporary cache folder removed afterwards."""
+    import tempfile
+
+    from ..dga.solver import DGASolver
+    from ..driver.compile_cache import setup_cache
+    from ..scenarios import load_builtin
+
+    case, dev = "seed004-setup", device_name()
+    targets = tuple(int(float(x)) for x in dofs) if dofs else (
+        (20_200_000,) if on_gpu() else (870_000,))
+    recs = []
+    for target in targets:
+        r, _ = rings_for(target)
+        base = load_builtin("cylinder-cavity")  # the ring mesh of ``r`` rings (about)
+        sim = base.model_copy(update={"mesh": base.mesh.model_copy(
+            update={"edge_length": 1.25 / r})})
+        with tempfile.TemporaryDirectory() as tmp, setup_cache(tmp):
+            for label in ("from nothing", "from the cache"):
+                t0 = time.perf_counter()
+                s = DGASolver(sim).setup
+                total = time.perf_counter() - t0
+                size = f"{s.cx.num_dofs} DoFs ({s.cx.num_tets} tets)"
+                for stage, sec in s.stages.items():
+                    recs.append({"case": case, "size": size, "metric": f"{label}: {stage}",
+                                 "value": float(sec), "unit": "s", "device": dev})
+                recs.append({"case": case, "size": size,
+                             "metric": f"{label}: set-up total (cache {s.cache})",
+                             "value": total, "unit": "s", "device": dev})
+                del s
+    return recs
+
+
+CASES["seed004-setup"] = seed004_setup

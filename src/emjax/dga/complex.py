@@ -140,15 +140,16 @@ def build(mesh: TetMesh) -> Complex:
     )
 
 
-def hexahedra(cx: Complex) -> tuple[np.ndarray, np.ndarray]:
-    """Tangent vectors of the fractioned hexahedra Omega_r, r = (tet, local node i).
+def hexahedra(cx: Complex, tets: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Tangent vectors of the fractioned hexahedra Omega_r, r = (tet, local node i), of
+    every tet or of the tets ``tets`` (indices) only.
 
-    Returns (a, at), each (nt, 4, 3, 3): ``a[t, i, :, m]`` is the m-th primal half-edge
-    vector ``(x_j - x_i) / 2`` (j the m-th local node != i, ascending) and
+    Returns (a, at), each (nt, 4, 3, 3) (or (len(tets), 4, 3, 3)): ``a[t, i, :, m]`` is
+    the m-th primal half-edge vector ``(x_j - x_i) / 2`` (j the m-th local node != i, ascending) and
     ``at[t, i, :, m]`` the m-th dual half-edge vector ``g_k - b`` (k the m-th face
     through i, i.e. k != i ascending). Columns are the vectors, in m.
     """
-    x = cx.nodes[cx.tets]  # (nt, 4, 3)
+    x = cx.nodes[cx.tets if tets is None else cx.tets[tets]]  # (nt, 4, 3)
     b = x.mean(axis=1)
     s = x.sum(axis=1)
     g = (s[:, None, :] - x) / 3.0  # g[:, k]: barycentre of the face opposite k

@@ -66,18 +66,36 @@ def check_inside(cx: Complex, sim) -> None:
 
 def _best_tets(cx: Complex, points) -> tuple[np.ndarray, np.ndarray]:
     """(tet, barycentric coordinates (4,)) for each point: the tet whose smallest
-    coordinate is largest, so the point lies in it when that is >= -INSIDE_TOL."""
+    coordinate is largest, so the point lies in it when that is >= -INSIDE_TOL.
+
+    Only the tets whose bounding box holds the point are solved for (the others have a
+    negative smallest coordinate, so they cannot win over a tet holding the point);
+    a point in no box (outside, or within the tolerance of the surface) is matched
+    against every tet."""
     x = cx.nodes[cx.tets]
-    T = np.stack([x[:, 1] - x[:, 0], x[:, 2] - x[:, 0], x[:, 3] - x[:, 0]], axis=2)
-    Tinv = np.linalg.inv(T)
+    lo, hi = x.min(axis=1), x.max(axis=1)
     tets, coords = [], []
     for p in np.atleast_2d(points):
-        lam = np.einsum("tij,tj->ti", Tinv, p - x[:, 0])
-        bary = np.concatenate([1 - lam.sum(axis=1, keepdims=True), lam], axis=1)
-        t = int(np.argmax(bary.min(axis=1)))
+        cand = np.nonzero(np.all((lo <= p) & (p <= hi), axis=1))[0]
+        t, b = _best_of(x, cand, p)
+        if b.min() < 0:  # held by no tet: the nearest among all of them
+            t, b = _best_of(x, np.arange(x.shape[0]), p)
         tets.append(t)
-        coords.append(bary[t])
+        coords.append(b)
     return np.array(tets, np.int64), np.array(coords).reshape(-1, 4)
+
+
+def _best_of(x: np.ndarray, cand: np.ndarray, p) -> tuple[int, np.ndarray]:
+    """(tet, barycentric coordinates) of the candidate tets ``cand`` (ascending) whose
+    smallest barycentric coordinate of ``p`` is largest; (-1, -inf) when none."""
+    if cand.size == 0:
+        return -1, np.full(4, -np.inf)
+    xc = x[cand]
+    T = np.stack([xc[:, 1] - xc[:, 0], xc[:, 2] - xc[:, 0], xc[:, 3] - xc[:, 0]], axis=2)
+    lam = np.einsum("tij,tj->ti", np.linalg.inv(T), p - xc[:, 0])
+    bary = np.concatenate([1 - lam.sum(axis=1, keepdims=True), lam], axis=1)
+    k = int(np.argmax(bary.min(axis=1)))
+    return int(cand[k]), bary[k]
 
 
 def _outside(cx: Complex, p, what: str, allowed: str = "") -> SetupError:

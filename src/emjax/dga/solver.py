@@ -14,7 +14,7 @@ Time sampling: u^n at n dt, f^{n+1/2} at (n + 1/2) dt; sources are sampled at
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -32,8 +32,10 @@ from ..driver.monitors import frame_buffers, frames_taken, sampled, scan_with_fr
 from ..driver.precision import require_x64
 from ..errors import InstabilityError, SetupError
 from ..model.scenario import MAX_STEPS
+from . import cache
 from . import step as kern
 from .arrays import energy_arrays, kernel_arrays, source_columns, sparse_arrays
+from .cache import Stages
 from .complex import OTHERS, Complex, build, hexahedra, local_edge_index
 from .layout import Layout, auto_kernels, make_layout
 from .mass import Operators, assemble
@@ -70,6 +72,8 @@ class DGASetup:
     steps: int
     dtype: type
     safety: float = 0.9
+    stages: dict = field(default_factory=dict)  # seconds per set-up stage
+    cache: str = "off"  # the set-up cache's verdict: hit, miss, rebuilt, unwritable, off
 
 
 def make_mesh(sim) -> TetMesh:
@@ -109,23 +113,55 @@ def _kernels(sim) -> str:
 
 
 def prepare(sim) -> DGASetup:
+    """Lower ``sim``: the mesh, complex, operators and rho built (timed per stage in
+    ``DGASetup.stages``) or read from the set-up cache (:mod:`emjax.dga.cache`)."""
     require_x64()  # the time step's power iteration runs in float64 for every dtype
     est = getattr(sim.mesh, "estimated_tets", lambda: 0.0)()
     need = int(est * DEVICE_BYTES_PER_TET * (2 if sim.dtype == "float64" else 1))
     refuse_if_too_large(sim.name, {"mesh and operators (estimate)": need, "total": need})
-    mesh = make_mesh(sim)
-    cx = build(mesh)
-    check_inside(cx, sim)  # sources and probes, before the power iteration
-    eps, mu, sig = materials(sim, mesh)
-    ops = assemble(cx, eps, mu, sig)
+    st = Stages()
+    kernels = _kernels(sim)
+    folder, verdict, built, key = cache.cache_dir(), "off", None, ""
+    if folder is not None:
+        with st("cache read"):
+            key = cache.cache_key(sim, kernels)
+            verdict, built = cache.load(folder, key)
+    if built is not None:
+        mesh, cx, ops, rho = built
+        with st("placement checks"):
+            check_inside(cx, sim)
+        with st("layout"):
+            lay = make_layout(ops, kernels)
+    else:
+        from .generate import build_mesh
+
+        with st("mesh generation"):
+            mesh = build_mesh(sim.mesh)
+        if sim.renumber:
+            with st("renumbering"):
+                mesh = mesh.renumbered()
+        with st("complex (edges)"):
+            cx = build(mesh)
+        with st("placement checks"):
+            check_inside(cx, sim)  # sources and probes, before the power iteration
+        with st("local matrices and buckets"):
+            eps, mu, sig = materials(sim, mesh)
+            ops = assemble(cx, eps, mu, sig)
+        with st("layout"):
+            lay = make_layout(ops, kernels)
+        with st("power iteration"):
+            # float64 whatever the run's dtype: |K v| ~ rho ~ 1e20 1/s^2 overflows float32
+            K1 = jax.device_put(kernel_arrays(ops, lay, 1.0, np.float64, lossless=True))
+            # the start vector drawn in the canonical order: both kernels get the same dt
+            v0 = lay.u_from_canonical(np.random.default_rng(0).standard_normal(ops.nu))
+            rho = spectral_radius(K1, lay.spec, energy_arrays(ops, np.float64), ops.nu,
+                                  lay.free(ops), v0=v0)
+            del K1
+        if folder is not None:
+            with st("cache write"):
+                if cache.save(folder, key, mesh, cx, ops, rho) is None:
+                    verdict = "unwritable"
     dtype = kern.np_dtype(sim.dtype)
-    lay = make_layout(ops, _kernels(sim))
-    # float64 whatever the run's dtype: |K v| ~ rho ~ 1e20 1/s^2 overflows float32 norms
-    K1 = jax.device_put(kernel_arrays(ops, lay, 1.0, np.float64, lossless=True))
-    # the start vector drawn in the canonical order, so that both kernels get the same dt
-    v0 = lay.u_from_canonical(np.random.default_rng(0).standard_normal(ops.nu))
-    rho = spectral_radius(K1, lay.spec, energy_arrays(ops, np.float64), ops.nu, lay.free(ops),
-                          v0=v0)
     safety = sim.safety
     dt = stable_dt(rho, safety)
     if sim.steps is None and not sim.duration / dt <= MAX_STEPS:
@@ -137,7 +173,7 @@ def prepare(sim) -> DGASetup:
                                  s.waveform.steady_frequency)
                    for i, s in enumerate(sim.sources)], dt, steps)  # a cut-off pulse warns
     return DGASetup(mesh=mesh, cx=cx, ops=ops, layout=lay, dt=dt, rho=rho, steps=steps,
-                    dtype=dtype, safety=safety)
+                    dtype=dtype, safety=safety, stages=st, cache=verdict)
 
 
 def probe_arrays(ops: Operators, lay: Layout, points, dtype, what: str = "point") -> dict:
@@ -145,7 +181,7 @@ def probe_arrays(ops: Operators, lay: Layout, points, dtype, what: str = "point"
     h at ``points`` (``what`` names them in a refusal)."""
     cx = ops.cx
     t, i = locate(cx, points, what)
-    a, at = hexahedra(cx)
+    a, at = hexahedra(cx, t)  # the located tets only
     LE = local_edge_index()
     ue, fh = [], []
     for tt, ii in zip(t, i, strict=True):
@@ -155,8 +191,9 @@ def probe_arrays(ops: Operators, lay: Layout, points, dtype, what: str = "point"
             row_u.append(lay.he_pos[e, 0 if ii < j else 1])
             row_f.append(lay.f_pos[j, tt])
         ue.append(row_u), fh.append(row_f)
-    We = np.swapaxes(np.linalg.inv(a[t, i]), 1, 2)
-    Wh = np.swapaxes(np.linalg.inv(at[t, i]), 1, 2)
+    k = np.arange(t.size)
+    We = np.swapaxes(np.linalg.inv(a[k, i]), 1, 2)
+    Wh = np.swapaxes(np.linalg.inv(at[k, i]), 1, 2)
     return {"ue": np.array(ue, np.int32), "fh": np.array(fh, np.int32),
             "We": We.astype(dtype), "Wh": Wh.astype(dtype)}
 
@@ -179,29 +216,32 @@ class DGASolver:
         snapped = [snap_edge(s.cx, ops.pec, src.position, src.direction, f"sources[{k}] at")
                    for k, src in enumerate(sim.sources)]
         self.source_edges = snapped
-        lay = s.layout
-        K = (kernel_arrays(ops, lay, s.dt, s.dtype) if sim.formulation == "dense"
-             else sparse_arrays(ops, lay, s.dt, s.dtype))
-        gpos = K.pop("gpos", None)
-        if cur:
-            e = np.array([snapped[k][0] for k in cur])
-            if sim.formulation == "sparse":
-                K["Qsrc"] = source_columns(ops, lay, s.dt, e, s.dtype)
-            else:
-                K["src_g"] = gpos[e].astype(np.int32)
-        if soft:
-            e = np.array([snapped[k][0] for k in soft])
-            K["soft_pos"] = lay.he_pos[e].T.astype(np.int32)
+        lay, st = s.layout, s.stages
+        with st("kernel arrays"):
+            K = (kernel_arrays(ops, lay, s.dt, s.dtype) if sim.formulation == "dense"
+                 else sparse_arrays(ops, lay, s.dt, s.dtype))
+            gpos = K.pop("gpos", None)
+            if cur:
+                e = np.array([snapped[k][0] for k in cur])
+                if sim.formulation == "sparse":
+                    K["Qsrc"] = source_columns(ops, lay, s.dt, e, s.dtype)
+                else:
+                    K["src_g"] = gpos[e].astype(np.int32)
+            if soft:
+                e = np.array([snapped[k][0] for k in soft])
+                K["soft_pos"] = lay.he_pos[e].T.astype(np.int32)
         self._amp = np.array([snapped[k][1] * src.amplitude for k, src in enumerate(sim.sources)])
         self._waves = [src.waveform.sampler() for src in sim.sources]
-        consts = {"K": K,
-                  "probes": [probe_arrays(ops, lay, p.positions, s.dtype,
-                                          f"probes '{p.name}': point") for p in sim.probes]}
-        if sim.energy:
-            consts["E"] = energy_arrays(ops, s.dtype)
-        if sim.snapshots:
-            consts["snap"] = self._snapshot_arrays()
-        self.consts = jax.device_put(consts)
+        with st("monitor arrays"):
+            consts = {"K": K,
+                      "probes": [probe_arrays(ops, lay, p.positions, s.dtype,
+                                              f"probes '{p.name}': point") for p in sim.probes]}
+            if sim.energy:
+                consts["E"] = energy_arrays(ops, s.dtype)
+            if sim.snapshots:
+                consts["snap"] = self._snapshot_arrays()
+        with st("device transfer"):
+            self.consts = jax.block_until_ready(jax.device_put(consts))
         nbytes = sum(x.nbytes for x in jax.tree_util.tree_leaves(self.consts))
         self._capture = jax.default_backend() == "cpu" and nbytes < 64 * 2**20
 
@@ -334,7 +374,7 @@ class DGASolver:
                 "edge_mean": q["edge_mean"],
                 "source_edges": [int(e) for e, _ in self.source_edges],
                 "wall_time_s": wall, "compile_time_s": compile_s, "dofs_per_s": rate,
-                **environment()}
+                "setup_stages": dict(s.stages), "setup_cache": s.cache, **environment()}
 
     def collect(self, state, record, steps: int) -> dict:
         del state  # every DGATD monitor is a series on the host

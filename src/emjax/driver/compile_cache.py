@@ -101,13 +101,43 @@ def compilation_cache(setting: str | Path | None) -> Iterator[Path | None]:
 
     saved = {name: getattr(jax.config, name) for name in _OPTIONS}
     try:
-        if str(setting).strip().lower() == OFF:
-            disable_compilation_cache()
-            yield None
-        else:
-            yield enable_compilation_cache(setting or None)
+        with setup_cache(setting):
+            if str(setting).strip().lower() == OFF:
+                disable_compilation_cache()
+                yield None
+            else:
+                yield enable_compilation_cache(setting or None)
     finally:
         _set(saved)
+
+
+# ------------------------------------------------------------- the set-up cache
+
+_setup_folder: list[Path | None] = [None]
+
+
+def setup_cache_folder() -> Path | None:
+    """The folder of the solvers' set-up caches (DGATD: :mod:`emjax.dga.cache`) now:
+    None (off) outside :func:`setup_cache` / :func:`compilation_cache` (an ``emjax run``)."""
+    return _setup_folder[-1]
+
+
+@contextlib.contextmanager
+def setup_cache(setting: str | Path | None) -> Iterator[Path | None]:
+    """The set-up cache on for the block: ``setting`` a folder (the cache is then its
+    ``dga`` subfolder, as ``$EMJAX_CACHE_DIR`` names the compilation cache's folder), None
+    (``<user cache>/emjax/dga``, beside JAX's ``<user cache>/emjax/jax``) or ``"off"``."""
+    if str(setting).strip().lower() == OFF:
+        folder = None
+    elif setting:
+        folder = Path(setting).expanduser() / "dga"
+    else:
+        folder = default_cache_dir().parent / "dga"
+    _setup_folder.append(folder)
+    try:
+        yield folder
+    finally:
+        _setup_folder.pop()
 
 
 def _set(options: dict) -> None:
@@ -222,4 +252,5 @@ def stage_report(born: Mark | None, start: float, wall: float, compile_s: float)
     return out if born is None else {**out, **cache_report(born)}
 
 __all__ = ["cache_enabled", "compilation_cache", "compile_counter", "default_cache_dir",
-           "disable_compilation_cache", "enable_compilation_cache"]
+           "disable_compilation_cache", "enable_compilation_cache", "setup_cache",
+           "setup_cache_folder"]

@@ -1,0 +1,125 @@
+"""The DGATD set-up cache and the vectorised set-up stages (issue #24).
+
+* A second prepare of the same scenario reads the cache (``setup_cache`` "hit") and
+  gives the same mesh, complex, operators and rho, bitwise, as the build; the file
+  lies in ``<cache folder>/dga`` and nowhere else.
+* off (``EMJAX_CACHE_DIR=off``, and Python's default) writes nothing; a corrupt
+  file, or one holding another key, is rebuilt (and then read); another medium is another key.
+* The renumbered mesh skips the checks, which it would pass without a flip; the
+  bounding-box search of the placement finds the tet a search of every tet finds.
+"""
+
+import numpy as np
+import pytest
+
+from emjax.dga import cache
+from emjax.dga.solver import prepare
+from emjax.driver.compile_cache import setup_cache
+
+
+@pytest.fixture
+def in_tmp(tmp_path):
+    """The set-up cache in tmp_path/dga for the test."""
+    with setup_cache(str(tmp_path)):
+        yield tmp_path
+
+
+def _lossy(small_dgatd, **kw):
+    import emjax as em
+
+    return small_dgatd(regions=[em.Region(tag=0, medium=em.Medium(eps_r=2.0, sigma=0.05))],
+                       **kw)
+
+
+def _same(a, b) -> None:
+    """Every array of two DGASetups equal bitwise."""
+    for x, y, what in ((a.mesh, b.mesh, ("nodes", "tets", "regions")),
+                       (a.cx, b.cx, cache._CX), (a.ops, b.ops, cache._OPS)):
+        for n in what:
+            assert np.array_equal(getattr(x, n), getattr(y, n)), n
+    assert a.rho == b.rho and a.dt == b.dt and a.ops.nu == b.ops.nu
+    assert len(a.ops.buckets) == len(b.ops.buckets)
+    for p, q in zip(a.ops.buckets, b.ops.buckets, strict=True):
+        assert (p.width, p.offset) == (q.width, q.offset)
+        for n in (*cache._BUCKET, "Msig"):
+            assert np.array_equal(getattr(p, n), getattr(q, n)), n
+    assert np.array_equal(a.layout.u_perm, b.layout.u_perm)
+
+
+def test_round_trip_hit(small_dgatd, in_tmp):
+    tmp_path = in_tmp
+    sim = _lossy(small_dgatd)
+    first = prepare(sim)
+    assert first.cache == "miss" and "power iteration" in first.stages
+    files = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file())
+    assert len(files) == 1 and files[0].parent.name == "dga" and files[0].suffix == ".npz"
+    second = prepare(sim)
+    assert second.cache == "hit" and "power iteration" not in second.stages
+    assert second.ops.lossy
+    _same(first, second)
+    # another medium is another key: built, not read
+    other = prepare(small_dgatd())
+    assert other.cache == "miss" and other.rho != first.rho
+
+
+def test_off_writes_nothing(small_dgatd, tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # the default folder, were it used
+    monkeypatch.setenv("HOME", str(tmp_path))
+    with setup_cache("off"):
+        assert prepare(small_dgatd()).cache == "off"
+    assert prepare(small_dgatd()).cache == "off"  # Python's default, outside a run
+    assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("damage", ["truncated", "other key"])
+def test_damaged_file_rebuilt(small_dgatd, in_tmp, damage):
+    tmp_path = in_tmp
+    sim = small_dgatd()
+    built = prepare(sim)
+    (path,) = (tmp_path / "dga").glob("*.npz")
+    if damage == "truncated":  # a write cut short, zip's CRC or directory broken
+        path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    else:  # a valid file of another key under this one's name
+        other = cache.save(tmp_path / "dga", "0" * 64, built.mesh, built.cx, built.ops, 1.0)
+        other.replace(path)
+    again = prepare(sim)
+    assert again.cache == "rebuilt"
+    _same(built, again)
+    assert prepare(sim).cache == "hit"
+
+
+def test_run_metadata_reports_stages(small_dgatd, in_tmp):
+    from emjax.dga.solver import DGASolver
+
+    res = DGASolver(small_dgatd(steps=4)).run(progress=False)
+    meta = res.metadata
+    assert meta["setup_cache"] == "miss"
+    stages = meta["setup_stages"]
+    for k in ("mesh generation", "renumbering", "local matrices and buckets",
+              "power iteration", "kernel arrays", "device transfer"):
+        assert stages[k] >= 0.0
+    assert sum(stages.values()) <= meta["setup_time_s"] + 1e-6
+
+
+def test_renumbered_passes_the_checks_unchanged():
+    from emjax.dga import structured
+    from emjax.dga.mesh import TetMesh
+
+    m = structured.cylinder(1.0, 0.5, rings=3, layers=2, renumber=True)
+    checked = TetMesh(m.nodes, m.tets, m.regions)
+    assert checked.flipped == 0 and np.array_equal(checked.tets, m.tets)
+
+
+def test_placement_box_search_matches_full_search():
+    from emjax.dga import structured
+    from emjax.dga.complex import build
+    from emjax.dga.placement import _best_of, _best_tets
+
+    cx = build(structured.distort(structured.box((1, 1, 1), shape=(3, 3, 3)), 0.2))
+    pts = np.random.default_rng(1).uniform(0.0, 1.0, (20, 3))
+    pts[0] = cx.nodes[5]  # on a node: many tets tie
+    t, b = _best_tets(cx, pts)
+    x = cx.nodes[cx.tets]
+    for p, tt, bb in zip(pts, t, b, strict=True):
+        t_all, b_all = _best_of(x, np.arange(cx.num_tets), p)
+        assert tt == t_all and np.allclose(bb, b_all, atol=1e-15)
