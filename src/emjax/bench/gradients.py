@@ -119,25 +119,9 @@ def grad_fdtd(cells: int | None = None, steps: int | None = None,
     run_args = (normal.init_state(), normal.constants(), normal._chunk_inputs(0, steps),
                 jnp.int32(0))
 
-    def peak(fn) -> float:
-        m = fn.lower(rho, g.args).compile().memory_analysis()
-        if m is None:
-            return float("nan")
-        return float(m.argument_size_in_bytes + m.output_size_in_bytes
-                     + m.temp_size_in_bytes - m.alias_size_in_bytes)
-
-    def timed(fn, *args) -> float:
-        jax.block_until_ready(fn(*args))  # compile and warm up
-        times = []
-        for _ in range(3):
-            t0 = time.perf_counter()
-            jax.block_until_ready(fn(*args))
-            times.append(time.perf_counter() - t0)
-        return statistics.median(times)
-
-    t_n = timed(run, *run_args)
-    t_f, t_g = timed(fwd, rho, g.args), timed(both, rho, g.args)
-    m_f, m_g = peak(fwd), peak(both)
+    t_n = _timed(run, *run_args)
+    t_f, t_g = _timed(fwd, rho, g.args), _timed(both, rho, g.args)
+    m_f, m_g = _peak(fwd, rho, g.args), _peak(both, rho, g.args)
     state = sum(x.nbytes for x in jax.tree_util.tree_leaves(g.args["state"]))
     size = (f"{cells}^3, {steps} steps, {g.checkpoints} checkpoints, "
             f"{g.setup.layout.strategy}")
@@ -156,3 +140,26 @@ def grad_fdtd(cells: int | None = None, steps: int | None = None,
 
 
 CASES["grad-fdtd"] = grad_fdtd
+
+
+def _timed(fn, *args) -> float:
+    """Median of 3 timed calls (s) after a compiling warm-up call."""
+    import jax
+
+    jax.block_until_ready(fn(*args))
+    times = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        jax.block_until_ready(fn(*args))
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def _peak(fn, *args) -> float:
+    """XLA's compiled memory analysis of ``fn(*args)`` (bytes): arguments + outputs +
+    temporaries - aliased; NaN where the backend gives none."""
+    m = fn.lower(*args).compile().memory_analysis()
+    if m is None:
+        return float("nan")
+    return float(m.argument_size_in_bytes + m.output_size_in_bytes
+                 + m.temp_size_in_bytes - m.alias_size_in_bytes)
