@@ -87,9 +87,9 @@ def grad_fdtd(cells: int | None = None, steps: int | None = None,
     temporaries; the peak a device needs), and the state for reference. Issue 22 asks
     <= 4x the time and <= 2x the memory at 256^3.
 
-    On the 2-core CPU VM (BENCHMARKS.md), 32^3 and 200 steps: gradient / forward 3.6x
-    in time and 2.1x in memory (it was 19x and 8.9x with full-grid coefficient
-    arrays and 14 checkpoints)."""
+    On the 2-core CPU VM (BENCHMARKS.md), 200 steps: gradient / forward 4.0x (32^3) to
+    7.5x (64^3) in time and 2.0-2.1x in memory (it was 19-26x and 8.9-9.2x with
+    full-grid coefficient arrays and 14 checkpoints)."""
     import warnings as _w
     from functools import partial
 

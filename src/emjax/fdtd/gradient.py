@@ -18,7 +18,7 @@ reversal of the fields, which a conductivity makes unstable).
 The gradient run uses the ``per_face`` CPML strategy by default (``cpml_strategy``):
 autodiff's transpose of the ``combined`` strategy's zero-padded slab terms fuses into
 large many-operand kernels (value and gradient at 32^3, 200 steps on 2 CPU cores:
-2.6 s combined, 0.33 s per_face, BENCHMARKS.md); the arithmetic is the same (the test
+0.60 s combined, 0.30 s per_face, BENCHMARKS.md); the arithmetic is the same (the test
 holds the run to ``sim.run()`` at 1e-12).
 
 Design region (:class:`DesignRegion`): a box (m) split into ``pixels`` equal pixels;
