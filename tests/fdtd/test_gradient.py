@@ -27,7 +27,7 @@ from emjax.scenarios.design import FDTD_REGION, fdtd_design
 HERE = Path(__file__)
 
 
-def _gradient(steps=80, checkpoints=3, devices=None, source="dipole"):
+def _gradient(steps=80, checkpoints=None, devices=None, source="dipole"):
     from emjax.fdtd import gradient as fg
 
     sim = fdtd_design(cells=18, pml=3, steps=steps, source=source)
@@ -50,13 +50,15 @@ def _rho(shape):
 
 
 def test_gradient_matches_finite_differences_lossy():
-    """80 steps in 3 checkpointed chunks of 26 and a tail of 2; a lossy region, where
-    running the fields backwards in time would diverge. Central differences at h = 1e-5
-    match the reverse-mode directional derivative to 1e-6 (measured 3e-9)."""
+    """80 steps; a lossy region, where running the fields backwards in time would
+    diverge. The default schedule keeps the patch residuals of every step (no
+    recomputation); central differences at h = 1e-5 match its directional derivative to
+    1e-6 (measured 3e-9), and 3 checkpointed chunks of 26 and a tail of 2 (each chunk
+    recomputed) give the same gradient to 1e-12."""
     import jax.numpy as jnp
 
     _, g = _gradient()
-    assert (g.checkpoints, g.length, g.tail) == (3, 26, 2)
+    assert (g.checkpoints, g.length, g.tail) == (0, 80, 0)
     rho, d = _rho(g.design.shape)
     value, grad = g.value_and_grad(_point)(jnp.asarray(rho))
     f = g.forward(_point)
@@ -65,6 +67,27 @@ def test_gradient_matches_finite_differences_lossy():
     dd = float(np.sum(np.asarray(grad) * d))
     assert abs(fd - dd) <= 1e-6 * abs(dd), (fd, dd)
     assert abs(float(value) - float(f(jnp.asarray(rho)))) <= 1e-12 * abs(float(value))
+    _, g3 = _gradient(checkpoints=3)
+    assert (g3.checkpoints, g3.length, g3.tail) == (3, 26, 2)
+    grad3 = np.asarray(g3.value_and_grad(_point)(jnp.asarray(rho))[1])
+    assert np.max(np.abs(grad3 - np.asarray(grad))) <= 1e-12 * np.max(np.abs(grad))
+
+
+def test_schedule_within_memory_budget():
+    """No recomputation while every step's patch residuals fit the budget beside the
+    state's cotangent; past it, the K of checkpointed chunks that minimises K states +
+    one chunk's residuals, K ~ sqrt(steps x residual / state)."""
+    from emjax.fdtd.gradient import schedule
+
+    mb = 2**20
+    assert schedule(1000, 100 * mb, 50_000, 250 * mb, 2.0) == 0  # 100 + 48 <= 250 MiB
+    k = schedule(1000, 100 * mb, 500_000, 250 * mb, 2.0)  # 100 + 477 MiB > 250 MiB
+    assert k == round((1000 * 500_000 / (100 * mb)) ** 0.5) == 2
+    stored = lambda k: k * 100 * mb + -(-1000 // k) * 500_000  # noqa: E731
+    assert stored(k) <= min(stored(j) for j in range(1, 50))
+    with pytest.raises(SetupError, match=r"memory_factor = 1.0: need > 1"):
+        from emjax.fdtd import gradient as fg
+        fg.FDTDGradient(fdtd_design(cells=18, pml=3, steps=4), memory_factor=1.0)
 
 
 @pytest.mark.slow
@@ -106,7 +129,7 @@ def test_bad_design_regions():
     with pytest.raises(SetupError, match=r"design parameters: shape \(3, 3\), the region .* "
                        r"needs \(3, 3, 2\)"):
         g.run(jnp.zeros((3, 3)))
-    with pytest.raises(SetupError, match=r"checkpoints = 9: need 1 <= checkpoints <= steps"):
+    with pytest.raises(SetupError, match=r"checkpoints = 9: need 0 <= checkpoints <= steps"):
         _gradient(steps=4, checkpoints=9)
 
 

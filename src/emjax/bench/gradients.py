@@ -71,24 +71,33 @@ CASES: dict[str, Callable[..., list[Measurement]]] = {"grad-fdfd": grad_fdfd}
 
 
 def grad_fdtd(cells: int | None = None, steps: int | None = None,
-              checkpoints: int | None = None) -> list[Measurement]:
+              checkpoints: int | None = None, cpml_strategy: str | None = "per_face"
+              ) -> list[Measurement]:
     """FDTD3D gradient against its forward run (:mod:`emjax.fdtd.gradient`).
 
     :func:`emjax.scenarios.design.fdtd_design` (x dipole, lossy slab, DFT and flux
     monitors, 6 x 6 x 3-cell lossy design region) on ``cells``^3 (256 on a GPU, 32 on a
     CPU) with a 10-cell CPML (6 below 64 cells), float32, ``steps`` (1000 GPU, 200 CPU),
-    ``checkpoints`` (default sqrt(steps)). Timed after a warm-up, median of three: the
-    objective (the 3 GHz DFT intensity at a point: the forward run, the same checkpointed
-    scan without the reverse pass) and its value and gradient. Memory: XLA's compiled
-    memory analysis of each (arguments + outputs + temporaries; the peak a device
-    needs), and the normal run's state for reference. Issue 22 asks <= 4x the time and
-    <= 2x the memory at 256^3."""
+    ``checkpoints`` (default: :func:`emjax.fdtd.gradient.schedule` at memory_factor 2,
+    which keeps the patch residuals of every step, 0 checkpoints, here) and the gradient
+    run's ``cpml_strategy``. Timed after a warm-up, median of three: the normal run
+    (``sim.run``'s chunk function, all steps in one jitted scan), the objective (the 3
+    GHz DFT intensity at a point: the gradient run's forward pass) and its value and
+    gradient. Memory: XLA's compiled memory analysis of each (arguments + outputs +
+    temporaries; the peak a device needs), and the state for reference. Issue 22 asks
+    <= 4x the time and <= 2x the memory at 256^3.
+
+    On the 2-core CPU VM (BENCHMARKS.md), 200 steps: gradient / forward 4.0x (32^3) to
+    7.5x (64^3) in time and 2.0-2.1x in memory (it was 19-26x and 8.9-9.2x with
+    full-grid coefficient arrays and 14 checkpoints)."""
     import warnings as _w
+    from functools import partial
 
     import jax
     import jax.numpy as jnp
 
     from ..fdtd import gradient as fg
+    from ..fdtd.solver import FDTDSolver, _chunk
     from ..scenarios.design import FDTD_REGION, fdtd_design
 
     gpu = on_gpu()
@@ -97,7 +106,8 @@ def grad_fdtd(cells: int | None = None, steps: int | None = None,
     sim = fdtd_design(cells, 10 if cells >= 64 else 6, steps, "dipole", "float32")
     with _w.catch_warnings():
         _w.simplefilter("ignore")
-        g = fg.FDTDGradient(sim, checkpoints=checkpoints)
+        g = fg.FDTDGradient(sim, checkpoints=checkpoints, cpml_strategy=cpml_strategy)
+        normal = FDTDSolver(sim)
     g.region(*FDTD_REGION, (6, 6, 3), eps_r=(1.0, 3.0), sigma=(0.0, 0.2))
 
     def objective(rho, args):
@@ -105,32 +115,23 @@ def grad_fdtd(cells: int | None = None, steps: int | None = None,
 
     rho = jnp.full(g.design.shape, 0.5, jnp.float32)
     fwd, both = jax.jit(objective), jax.jit(jax.value_and_grad(objective))
+    run = jax.jit(partial(_chunk, setup=normal.setup, length=steps))
+    run_args = (normal.init_state(), normal.constants(), normal._chunk_inputs(0, steps),
+                jnp.int32(0))
 
-    def peak(fn) -> float:
-        m = fn.lower(rho, g.args).compile().memory_analysis()
-        if m is None:
-            return float("nan")
-        return float(m.argument_size_in_bytes + m.output_size_in_bytes
-                     + m.temp_size_in_bytes - m.alias_size_in_bytes)
-
-    def timed(fn) -> float:
-        jax.block_until_ready(fn(rho, g.args))  # compile and warm up
-        times = []
-        for _ in range(3):
-            t0 = time.perf_counter()
-            jax.block_until_ready(fn(rho, g.args))
-            times.append(time.perf_counter() - t0)
-        return statistics.median(times)
-
-    t_f, t_g = timed(fwd), timed(both)
-    m_f, m_g = peak(fwd), peak(both)
+    t_n = _timed(run, *run_args)
+    t_f, t_g = _timed(fwd, rho, g.args), _timed(both, rho, g.args)
+    m_f, m_g = _peak(fwd, rho, g.args), _peak(both, rho, g.args)
     state = sum(x.nbytes for x in jax.tree_util.tree_leaves(g.args["state"]))
-    size = f"{cells}^3, {steps} steps, {g.checkpoints} checkpoints"
+    size = (f"{cells}^3, {steps} steps, {g.checkpoints} checkpoints, "
+            f"{g.setup.layout.strategy}")
     name = "grad-fdtd"
     return [
+        Measurement(name, size, "normal run (sim.run's chunk)", t_n, "s"),
         Measurement(name, size, "objective (forward run)", t_f, "s"),
         Measurement(name, size, "value and gradient", t_g, "s"),
         Measurement(name, size, "gradient / forward time", t_g / t_f, ""),
+        Measurement(name, size, "gradient / normal run time", t_g / t_n, ""),
         Measurement(name, size, "forward memory (XLA analysis)", m_f / 2**20, "MiB"),
         Measurement(name, size, "gradient memory (XLA analysis)", m_g / 2**20, "MiB"),
         Measurement(name, size, "gradient / forward memory", m_g / m_f, ""),
@@ -139,3 +140,26 @@ def grad_fdtd(cells: int | None = None, steps: int | None = None,
 
 
 CASES["grad-fdtd"] = grad_fdtd
+
+
+def _timed(fn, *args) -> float:
+    """Median of 3 timed calls (s) after a compiling warm-up call."""
+    import jax
+
+    jax.block_until_ready(fn(*args))
+    times = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        jax.block_until_ready(fn(*args))
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def _peak(fn, *args) -> float:
+    """XLA's compiled memory analysis of ``fn(*args)`` (bytes): arguments + outputs +
+    temporaries - aliased; NaN where the backend gives none."""
+    m = fn.lower(*args).compile().memory_analysis()
+    if m is None:
+        return float("nan")
+    return float(m.argument_size_in_bytes + m.output_size_in_bytes
+                 + m.temp_size_in_bytes - m.alias_size_in_bytes)

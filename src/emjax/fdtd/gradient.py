@@ -2,20 +2,24 @@
 
 Reverse mode through the run that ``sim.run()`` does, not a second copy of it: the
 same chunk function (:func:`emjax.fdtd.solver._chunk`, the Yee step with CPML, TF/SF,
-point sources, DFT and near-to-far accumulators) inside an outer ``lax.scan`` over
-``checkpoints`` chunks, each wrapped in ``jax.checkpoint``. The forward pass keeps only
-the state at each chunk boundary; the backward pass recomputes one chunk at a time and
-stores that chunk's steps, so memory is O(checkpoints x state + chunk x state) (about
-2 sqrt(steps) states at the default ``checkpoints = sqrt(steps)``) and time about twice
-a forward run plus the reverse steps. Reverse mode is exact for lossy media (no time
+point sources, DFT and near-to-far accumulators) with the normal step
+(:func:`emjax.fdtd.solver._step3d`, the normal material tables) followed by a
+recomputation of the design region's E samples from the parameters
+(:meth:`DesignRegion.patch`). Everything else in a step is linear in the fields with
+constant coefficients, so reverse mode keeps per step only the patch's E^n and
+curl H^{n+1/2} and accumulates patch-sized cotangents; memory is about the forward
+run's plus the state's cotangent plus steps x patch (``checkpoints = 0``, the default
+where it fits :func:`schedule`'s budget), time a forward plus one reverse sweep. With
+``checkpoints = K`` the steps run as K chunks under ``jax.checkpoint`` (K stored
+states, one chunk's residuals, each chunk recomputed once): for regions so large that
+steps x patch outgrows the state. Reverse mode is exact for lossy media (no time
 reversal of the fields, which a conductivity makes unstable).
 
-How the design enters the step: the E update coefficients ``ca``, ``cb`` (semi-implicit
-loss, :func:`emjax.fdtd.setup.e_update`) become a traced function of the parameters on
-the design region's samples only. The gradient run hands the chunk coefficient arrays
-(CAS, ``update3d.UpdateCoefficients`` with per-component arrays, a storage the kernels
-already take) whose region entries are patched from the parameters; the normal run
-keeps its material-index tables untouched.
+The gradient run uses the ``per_face`` CPML strategy by default (``cpml_strategy``):
+autodiff's transpose of the ``combined`` strategy's zero-padded slab terms fuses into
+large many-operand kernels (value and gradient at 32^3, 200 steps on 2 CPU cores:
+0.60 s combined, 0.30 s per_face, BENCHMARKS.md); the arithmetic is the same (the test
+holds the run to ``sim.run()`` at 1e-12).
 
 Design region (:class:`DesignRegion`): a box (m) split into ``pixels`` equal pixels;
 the parameter array ``rho`` (shape ``pixels``, nominally in [0, 1]) sets eps_r =
@@ -47,9 +51,9 @@ from ..grid.yee import COMPONENTS, OFFSETS
 from ..model import Medium
 from ..model.dispersion import PoleMedium
 from .collect import flux_spectrum
+from .cpml import CURL_TERMS
 from .setup import _rasterize, e_update
-from .solver import FDTDSolver, _chunk
-from .update3d import UpdateCoefficients, coefficient
+from .solver import FDTDSolver, _chunk, _step3d
 
 
 @dataclass(frozen=True, eq=False)
@@ -83,21 +87,43 @@ class DesignRegion:
     def shape(self) -> tuple[int, int, int]:
         return self.pixels
 
-    def coefficients(self, rho: jax.Array, base: UpdateCoefficients) -> UpdateCoefficients:
-        """``base`` (CAS E coefficients) with the region's samples set from ``rho``."""
+    def box_coefficients(self, rho: jax.Array) -> list[tuple[jax.Array, jax.Array]]:
+        """Per E component, the update coefficients (ca, cb) on its patch, from ``rho``."""
         check_parameters(rho.shape, self.pixels, f"{self.lower}..{self.upper} m")
-        a, b = list(base.a), list(base.b)
         flat = rho.reshape(-1)
+        out = []
         for p in self.patches:
             r = flat[p.pixel]
             eps = (1 - p.w) * p.eps + p.w * eps0 * (self.eps_r[0] + r * (self.eps_r[1]
                                                                          - self.eps_r[0]))
             sig = (1 - p.w) * p.sigma + p.w * (self.sigma[0] + r * (self.sigma[1]
                                                                     - self.sigma[0]))
-            ca, cb = e_update(eps, sig, self.dt)
-            a[p.comp] = a[p.comp].at[p.slices].set(ca.astype(a[p.comp].dtype))
-            b[p.comp] = b[p.comp].at[p.slices].set(cb.astype(b[p.comp].dtype))
-        return UpdateCoefficients(a=tuple(a), b=tuple(b))
+            out.append(e_update(eps, sig, self.dt))
+        return out
+
+    def patch(self, E_new: tuple, E: tuple, H_new: tuple, coeffs, inv_d) -> tuple:
+        """``E_new`` (the normal step's E^{n+1}) with the region's samples recomputed:
+        ``ca E^n + cb curl H^{n+1/2}`` over each patch with the traced ``coeffs``
+        (:meth:`box_coefficients`). The patch is clear of CPML, walls, TF/SF surfaces
+        and sources (:func:`design_region`), where the normal update is exactly this
+        expression, so the run equals the normal one with the region's media; the
+        products with traced values are patch-sized, so reverse mode keeps patch-sized
+        residuals per step and accumulates patch-sized cotangents."""
+        out = list(E_new)
+        for p, (ca, cb) in zip(self.patches, coeffs, strict=True):
+            curl = None
+            for sign, src, ax in CURL_TERMS[p.comp]:
+                sl = list(p.slices)
+                sl[ax] = slice(sl[ax].start - 1, sl[ax].stop)  # H[i] - H[i-1]
+                h = H_new[src][tuple(sl)]
+                n = h.shape[ax]
+                term = sign * inv_d[ax] * (lax.slice_in_dim(h, 1, n, axis=ax)
+                                           - lax.slice_in_dim(h, 0, n - 1, axis=ax))
+                curl = term if curl is None else curl + term
+            F = E[p.comp]
+            val = ca.astype(F.dtype) * F[p.slices] + cb.astype(F.dtype) * curl
+            out[p.comp] = out[p.comp].at[p.slices].set(val)
+        return tuple(out)
 
 
 def _overlap(a0, a1, b0, b1):
@@ -166,10 +192,32 @@ def design_region(solver: FDTDSolver, lower, upper, pixels, eps_r=(1.0, 2.0),
 
 
 def _check_clear(s, comp: int, ranges) -> None:
-    """Refuse a region over a point source's edge (its scale holds that edge's cb) or a
-    TF/SF surface (which needs the background medium)."""
+    """Refuse a region over a point source's edge (its scale holds that edge's cb), a
+    TF/SF surface (which needs the background medium), a sheet source, smoothed
+    off-diagonal terms or a wall's last plane: :meth:`DesignRegion.patch` recomputes
+    the plain update there."""
     inside = lambda idx: all(r.start <= i < r.stop for i, r in zip(idx, ranges,  # noqa: E731
                                                                    strict=True))
+    lay = s.layout
+    for a, r in enumerate(ranges):  # entries the walls' masks hold (update3d._mask)
+        top = lay.nodes[a] - (2 if lay.pmc_high[a] or lay.mur_high[a] else 1)
+        if r.start < 1 or r.stop - 1 > top:
+            raise SetupError(f"design region: {COMPONENTS[comp]} samples {r.start}.."
+                             f"{r.stop - 1} along {'xyz'[a]} reach a wall; allowed 1..{top}")
+    for sh in s.sheets:
+        if sh.field == "E" and sh.comp == comp and all(
+                r.start < (q.stop if q.stop is not None else 1 << 30)
+                and (q.start or 0) < r.stop for r, q in zip(ranges, sh.slices, strict=True)):
+            raise SetupError(f"design region covers sources[{sh.source}]'s sheet; move one "
+                             "of them")
+    od = s.offdiagonal
+    if od is not None and np.asarray(od.sites[comp]).size:
+        idx = np.unravel_index(np.asarray(od.sites[comp]), lay.shape)
+        if np.any(np.all([(i >= r.start) & (i < r.stop) for i, r in zip(idx, ranges,
+                                                                          strict=True)],
+                         axis=0)):
+            raise SetupError("design region covers sub-pixel smoothed (off-diagonal) "
+                             f"samples of {COMPONENTS[comp]}; keep it off smoothed surfaces")
     for e in s.sources:
         if e.comp == comp and inside(e.index):
             raise SetupError(f"design region covers sources[{e.source}] (its "
@@ -189,12 +237,40 @@ def _split(x, k: int, n: int):
     return jax.tree_util.tree_map(lambda a: a[: k * n].reshape(k, n, *a.shape[1:]), x)
 
 
+def _nbytes(tree) -> int:
+    return sum(int(np.prod(x.shape)) * x.dtype.itemsize
+               for x in jax.tree_util.tree_leaves(tree))
+
+
+def schedule(steps: int, state: int, residual: int, forward: int,
+             memory_factor: float) -> int:
+    """The checkpoint count for a gradient run within ``memory_factor`` x ``forward``
+    bytes: 0 (no recomputation: every step's patch residuals, ``residual`` bytes each,
+    are kept) when they fit beside the state's cotangent (``state`` bytes), else the
+    count K >= 2 of checkpointed chunks that minimises K stored states + one chunk's
+    residuals (each chunk then runs twice: about one more forward run of time), or 0
+    again where no K stores less than all the residuals."""
+    if state + steps * residual <= (memory_factor - 1.0) * forward:
+        return 0
+    stored = lambda k: k * state + -(-steps // k) * residual  # noqa: E731
+    k0 = math.sqrt(steps * residual / max(state, 1))
+    ks = {min(max(k, 2), steps) for k in (math.floor(k0), math.ceil(k0))}
+    k = min(sorted(ks), key=stored)
+    return k if k >= 2 and stored(k) < steps * residual else 0
+
+
 class FDTDGradient:
     """A differentiable FDTD3D run of ``sim`` with a design region.
 
-    ``checkpoints``: the number of chunks of the outer scan, whose boundary states the
-    forward pass keeps (None: about sqrt(steps)); the last ``steps % checkpoints`` steps
-    run as one more checkpointed chunk. ``devices``/``shard_axis`` shard the grid as
+    Reverse mode keeps, per step, only the design patch's E^n and curl H^{n+1/2} (the
+    rest of the step is linear in the fields with constant coefficients and needs no
+    residuals). ``checkpoints``: 0 keeps them for every step (no recomputation: time
+    about forward + one reverse sweep); K >= 1 runs K chunks (the last ``steps % K``
+    steps as one more) under ``jax.checkpoint``, storing the K boundary states and
+    recomputing each chunk once in the reverse pass (one more forward run of time) to
+    bound the residuals to one chunk's; None chooses with :func:`schedule` so that
+    memory stays within ``memory_factor`` x an estimate of the forward run's (arguments
+    plus two states). ``devices``/``shard_axis`` shard the grid as
     ``sim.run(devices=...)`` does (:mod:`emjax.parallel`).
 
     ``region`` is built with :meth:`region` (or :func:`design_region`); then
@@ -202,43 +278,58 @@ class FDTDGradient:
     ``value_and_grad(objective)`` a compiled ``rho -> (value, gradient)``.
     """
 
-    def __init__(self, sim, *, checkpoints: int | None = None, devices=None,
-                 shard_axis: str = "x"):
+    def __init__(self, sim, *, checkpoints: int | None = None, memory_factor: float = 2.0,
+                 cpml_strategy: str | None = "per_face", devices=None, shard_axis: str = "x"):
         if getattr(sim, "port_excitation", "simultaneous") == "each":
             raise SetupError(f"scenario '{sim.name}': a gradient run needs "
                              "port_excitation = 'simultaneous'")
+        if not memory_factor > 1.0:
+            raise SetupError(f"memory_factor = {memory_factor}: need > 1 (the gradient "
+                             "holds the state's cotangent beside the forward run)")
+        if cpml_strategy is not None:
+            sim = sim.model_copy(update={"cpml_strategy": cpml_strategy})
         self.solver = FDTDSolver(sim, devices=devices, shard_axis=shard_axis)
         s = self.solver.setup
         steps = s.steps
-        k = int(checkpoints or max(1, round(math.sqrt(steps))))
-        if not 1 <= k <= steps:
-            raise SetupError(f"checkpoints = {checkpoints}: need 1 <= checkpoints <= steps "
+        if checkpoints is not None and not 0 <= checkpoints <= steps:
+            raise SetupError(f"checkpoints = {checkpoints}: need 0 <= checkpoints <= steps "
                              f"({steps})")
-        self.checkpoints, self.length = k, steps // k
-        self.tail = steps - k * self.length
-        xs = self.solver._chunk_inputs(0, steps)
-        cE = s.coeffs["E"]
-        base = UpdateCoefficients(
-            a=tuple(np.broadcast_to(np.asarray(coefficient(cE, c)[0]), s.grid.shape)
-                    for c in range(3)),
-            b=tuple(np.broadcast_to(np.asarray(coefficient(cE, c)[1]), s.grid.shape)
-                    for c in range(3)))
+        self.requested, self.memory_factor = checkpoints, float(memory_factor)
         self.args = {
-            "consts": self.solver.constants(), "base": self.solver._put(base),
-            "xs": _split(xs, k, self.length),
-            "tail": jax.tree_util.tree_map(lambda a: a[k * self.length:], xs),
+            "consts": self.solver.constants(), "xs": self.solver._chunk_inputs(0, steps),
             "state": self.solver.init_state(),
         }
         self.design: DesignRegion | None = None
+        self._set_schedule(0 if checkpoints is None else checkpoints)
+
+    def _set_schedule(self, k: int) -> None:
+        steps = self.setup.steps
+        self.checkpoints = k
+        self.length = steps // k if k else steps
+        self.tail = steps - k * self.length if k else 0
 
     @property
     def setup(self):
         return self.solver.setup
 
+    def estimate(self) -> dict:
+        """Bytes of the model :func:`schedule` uses: "state", "residual" (one step's
+        patch residuals), "forward" (arguments plus two states)."""
+        state = _nbytes(self.args["state"])
+        item = np.dtype(self.setup.dtype).itemsize
+        residual = 0 if self.design is None else sum(
+            2 * int(np.prod(p.w.shape)) * item for p in self.design.patches)
+        forward = _nbytes(self.args["consts"]) + _nbytes(self.args["xs"]) + 2 * state
+        return {"state": state, "residual": residual, "forward": forward}
+
     def region(self, lower, upper, pixels, eps_r=(1.0, 2.0), sigma=(0.0, 0.0)
                ) -> DesignRegion:
-        """Set (and return) the design region: :func:`design_region`'s arguments."""
+        """Set (and return) the design region: :func:`design_region`'s arguments; with
+        ``checkpoints=None`` this also picks the checkpoint count (:func:`schedule`)."""
         self.design = design_region(self.solver, lower, upper, pixels, eps_r, sigma)
+        if self.requested is None:
+            self._set_schedule(schedule(self.setup.steps, **self.estimate(),
+                                        memory_factor=self.memory_factor))
         return self.design
 
     def run(self, rho: jax.Array, args: dict | None = None) -> dict:
@@ -249,23 +340,32 @@ class FDTDGradient:
         if self.design is None:
             raise SetupError("FDTDGradient.run: no design region; call .region(...) first")
         args = self.args if args is None else args
-        s = self.solver.setup
-        consts = dict(args["consts"], cE=self.design.coefficients(rho, args["base"]))
+        s, design = self.solver.setup, self.design
+        consts, coeffs = args["consts"], design.box_coefficients(rho)
+        inv_d = s.layout.inv_d
 
-        def chunk_of(length):
-            @jax.checkpoint
+        def step(carry, consts, x):  # the normal step, the region's patch recomputed
+            E_new, H_new, *rest = _step3d(carry, consts, x, setup=s)
+            return (design.patch(E_new, carry.E, H_new, coeffs, inv_d), H_new, *rest)
+
+        def chunk_of(length, remat=True):
             def chunk(state, xs_step0):
                 xs, step0 = xs_step0
-                state, ys, _ = _chunk(state, consts, xs, step0, setup=s, length=length)
+                state, ys, _ = _chunk(state, consts, xs, step0, setup=s, length=length,
+                                      step=step)
                 return state, ys["probe"]
-            return chunk
+            return jax.checkpoint(chunk) if remat else chunk
 
-        step0s = jnp.arange(self.checkpoints, dtype=jnp.int32) * self.length
-        state, probes = lax.scan(chunk_of(self.length), args["state"], (args["xs"], step0s))
+        xs, k, n = args["xs"], self.checkpoints, self.length
+        if k == 0:
+            state, probes = chunk_of(s.steps, remat=False)(args["state"], (xs, jnp.int32(0)))
+            return {"state": state, "probe": probes}
+        step0s = jnp.arange(k, dtype=jnp.int32) * n
+        state, probes = lax.scan(chunk_of(n), args["state"], (_split(xs, k, n), step0s))
         probes = jax.tree_util.tree_map(lambda a: a.reshape(-1, *a.shape[2:]), probes)
         if self.tail:
-            state, extra = chunk_of(self.tail)(
-                state, (args["tail"], jnp.int32(self.checkpoints * self.length)))
+            tail = jax.tree_util.tree_map(lambda a: a[k * n:], xs)
+            state, extra = chunk_of(self.tail)(state, (tail, jnp.int32(k * n)))
             probes = jax.tree_util.tree_map(lambda a, b: jnp.concatenate([a, b]), probes,
                                             extra)
         return {"state": state, "probe": probes}
