@@ -71,7 +71,7 @@ CASES: dict[str, Callable[..., list[Measurement]]] = {"grad-fdfd": grad_fdfd}
 
 
 def grad_fdtd(cells: int | None = None, steps: int | None = None,
-              checkpoints: int | None = None, cpml_strategy: str | None = "per_face"
+              checkpoints: int | None = None, cpml_strategy: str | None = "auto"
               ) -> list[Measurement]:
     """FDTD3D gradient against its forward run (:mod:`emjax.fdtd.gradient`).
 
