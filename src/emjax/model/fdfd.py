@@ -126,8 +126,10 @@ class FDFD3D(_GridScenario):
         "complex128", description="Field and coefficient precision."
     )
     subpixel: bool = Field(
-        False, description="Average eps over each E edge's dual cell at material interfaces "
-        "(measured less accurate than plain sampling on the seed's sphere; off by default)."
+        False, description="Smooth eps at E samples cut by a structure's surface instead "
+        "of staircasing: the anisotropic tensor at the frequency, its off-diagonal part a "
+        "symmetric sparse term of the operator (emjax.grid.subpixel); second order on "
+        "curved surfaces (fdfd-sphere-rcs)."
     )
     rcs: bool = Field(True, description="Compute the E- and H-plane bistatic RCS.")
     rcs_angles: int = Field(181, ge=2, le=3601, description="Angles from 0 to 180 degrees in "

@@ -255,8 +255,10 @@ class FDTD3D(_TimeDomain):
         "combined", description="CPML psi folded into the field update, or applied per face."
     )
     subpixel: bool = Field(
-        False, description="Average eps on E samples cut by a dielectric surface "
-        "(emjax.grid.subpixel) instead of staircasing."
+        False, description="Smooth eps at E samples cut by a dielectric surface instead of "
+        "staircasing: the anisotropic tensor (harmonic along the surface normal, arithmetic "
+        "along the surface) with its off-diagonal couplings (emjax.grid.subpixel, "
+        "emjax.fdtd.anisotropic); second order on curved surfaces."
     )
     conformal_pec: bool = Field(
         False, description="Dey-Mittra conformal PEC surfaces (emjax.fdtd.conformal3d) "
