@@ -155,7 +155,7 @@ def _sharded() -> dict:
     rho, _ = _rho((3, 3, 2))
     grads = []
     for devices in (None, 2):
-        _, g = _gradient(steps=30, checkpoints=3, devices=devices)
+        _, g = _gradient(steps=12, devices=devices)
         sharded = len(g.args["state"].E[0].sharding.device_set) == 2
         grads.append(np.asarray(g.value_and_grad(_point)(jnp.asarray(rho))[1]))
     rel = float(np.max(np.abs(grads[1] - grads[0])) / np.max(np.abs(grads[0])))
