@@ -141,7 +141,7 @@ class MeshSnapshot(EmModel):
 
     name: Name = Field(..., description="Unique snapshot name: 1-100 letters, digits, _ - . "
                        "(not starting with '.').")
-    interval: int = Field(..., ge=1, description="Steps between frames.")
+    interval: int = Field(..., ge=1, le=10**9, description="Steps between frames (1 .. 1e9).")
 
 
 _VARIANT_KERNELS = {"auto": "auto", "tets-node-sym-dam": "xla", "tets-tile-sym-dam-pe": "pallas"}

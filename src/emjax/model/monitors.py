@@ -41,7 +41,8 @@ class FieldSnapshot(_Region):
     """Raw component values on a plane or box every ``interval`` steps."""
 
     type: Literal["FieldSnapshot"] = "FieldSnapshot"
-    interval: int = Field(..., ge=1, description="Steps between snapshots (>= 1).")
+    interval: int = Field(..., ge=1, le=10**9,
+                          description="Steps between snapshots (1 .. 1e9).")
 
 
 class DFTMonitor(_Region):
@@ -63,7 +64,7 @@ class EnergyMonitor(_Named):
     """
 
     type: Literal["EnergyMonitor"] = "EnergyMonitor"
-    interval: int = Field(1, ge=1, description="Steps between samples (>= 1).")
+    interval: int = Field(1, ge=1, le=10**9, description="Steps between samples (1 .. 1e9).")
 
 
 class NearToFar(_Named):
