@@ -67,13 +67,12 @@ def dielectric_cylinder_scenario(cells: float, *, eps_r: float = 4.0, radius: fl
     a quarter wavelength outside the box, CPML 10 cells; ``periods`` periods of f0
     after the pulse (the resonances' ringing must die out for the DFT to converge)."""
     from ..analysis.nf2ff2d import contour_monitors
+    from .fdtd2d import cylinder_frame
 
     lam = c0 / f0
     d = lam / (cells * math.sqrt(eps_r))
     a = radius * lam
-    box = 2 * round((a + 0.5 * lam) / d) * d
-    contour = round((0.5 * box + 0.25 * lam) / d) * d
-    n = 2 * round((contour + 0.5 * lam) / d) + 2 * 10
+    box, contour, n = cylinder_frame(lam, d, a)
     wave = GaussianPulse(f0=f0, fwidth=0.5 * f0)
     sim = FDTD2D(name="dielectric-cylinder-2d", polarization=polarization,
                  domain=Domain2D(shape=(n, n), spacing=d), boundary=CPML(thickness=10),

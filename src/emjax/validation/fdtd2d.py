@@ -183,6 +183,16 @@ def pml_reflection(limits=(("SplitPML", -60.0), ("CPML", -70.0)), thickness: int
 
 
 # ---------------------------------------------------------- PEC cylinder
+def cylinder_frame(lam: float, d: float, a: float) -> tuple[float, float, int]:
+    """(TF/SF box side m, DFT contour half-side m, cells across) of a cylinder of radius
+    ``a`` m at wavelength ``lam`` m and cell ``d`` m: the box half a wavelength beyond
+    the cylinder, the contour a quarter wavelength outside the box, half a wavelength
+    to the 10-cell CPML, all on whole cells."""
+    box = 2 * round((a + 0.5 * lam) / d) * d
+    contour = round((0.5 * box + 0.25 * lam) / d) * d
+    return box, contour, 2 * round((contour + 0.5 * lam) / d) + 2 * 10
+
+
 def cylinder_scenario(cells_per_wavelength: int = 20, f0: float = 1e9, radius: float = 1.0,
                       polarization: str = "TEz", dtype: str = "float32",
                       courant: float = 0.7, conformal: bool = True) -> FDTD2D:
@@ -200,9 +210,7 @@ def cylinder_scenario(cells_per_wavelength: int = 20, f0: float = 1e9, radius: f
     lam = c0 / f0
     d = lam / cells_per_wavelength
     a = radius * lam
-    box = 2 * round((a + 0.5 * lam) / d) * d
-    contour = round((0.5 * box + 0.25 * lam) / d) * d
-    n = 2 * round((contour + 0.5 * lam) / d) + 2 * 10
+    box, contour, n = cylinder_frame(lam, d, a)
     wave = GaussianPulse(f0=f0, fwidth=0.5 * f0)
     sim = FDTD2D(name="cylinder-2d", polarization=polarization,
                  domain=Domain2D(shape=(n, n), spacing=d), boundary=CPML(thickness=10),
