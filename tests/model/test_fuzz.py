@@ -736,8 +736,10 @@ def test_fuzzed_documents_run_or_are_refused(kind):
     total = sum(seen.values())
     print(f"{kind}: {total} documents: {dict(seen)}; {dict(fmts)}")
     assert total >= n_docs, seen
-    # Both sides were exercised: documents that ran and documents refused.
-    assert seen["ran"] >= 5 and seen["refused"] >= n_docs // 2, seen
+    # Both sides were exercised: documents that ran and documents refused (at load, a
+    # third at least; at load or at run, half).
+    refused = seen["refused"] + seen["refused at run"]
+    assert seen["ran"] >= 5 and seen["refused"] >= n_docs // 3 and refused >= n_docs // 2, seen
     assert fmts[".toml"] >= n_docs // 10 and fmts[".json"] >= n_docs // 10, fmts
 
 
