@@ -58,7 +58,7 @@ demo: venv
 	$(BIN)/emjax run --output $(OUT)/demo.h5 --figures $(OUT) --overwrite
 
 test: venv
-	JAX_PLATFORMS=cpu XLA_FLAGS="--xla_cpu_multi_thread_eigen=false $(XLA_FLAGS)" $(BIN)/python -m pytest -q -n 2 --dist worksteal tests
+	JAX_PLATFORMS=cpu $(BIN)/python -m pytest -q -n 2 --dist worksteal tests
 
 bench: venv
 	mkdir -p $(OUT)
