@@ -93,17 +93,12 @@ def dielectric_cylinder_scenario(cells: float, *, eps_r: float = 4.0, radius: fl
 def dielectric_cylinder_rms_db(sim: FDTD2D, res=None) -> float:
     """RMS over 360 angles of 10 log10(sigma_FDTD / sigma_exact) in dB (runs ``sim``
     unless its result ``res`` is given)."""
-    from ..analysis.nf2ff2d import dielectric_cylinder_width, scattering_width
+    from ..analysis.nf2ff2d import dielectric_cylinder_width
+    from .fdtd2d import fdtd_width
 
     res = res if res is not None else sim.run(progress=False)
     phi = np.radians(np.arange(0, 360, 1.0))
-    pw = sim.sources[0]
-    f = float(res["far_xlo"].coords["f"][0])
-    w = 2 * math.pi * f
-    t = (np.arange(sim.num_steps) + 1.0) * sim.dt  # the 1D grid's hard source times
-    inc = abs(np.sum(pw.amplitude * pw.waveform(t) * np.exp(-1j * w * t)) * sim.dt)
-    fdtd = scattering_width(res, "far", sim.polarization, phi, inc)
-    k = w / c0
+    fdtd, k = fdtd_width(sim, res, phi)
     geo, eps = sim.structures[0].geometry, sim.structures[0].medium.eps_r
     exact = dielectric_cylinder_width(k * geo.radius, eps, phi, sim.polarization, k)
     return float(np.sqrt(np.mean((10 * np.log10(fdtd / exact)) ** 2)))

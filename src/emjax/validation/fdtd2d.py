@@ -226,17 +226,24 @@ def cylinder_scenario(cells_per_wavelength: int = 20, f0: float = 1e9, radius: f
     })
 
 
-def cylinder_width(sim: FDTD2D, res, phi) -> tuple[np.ndarray, np.ndarray]:
-    """(FDTD, analytic) scattering width in m at angles ``phi`` (rad)."""
-    from ..analysis.nf2ff2d import pec_cylinder_width, scattering_width
+def fdtd_width(sim: FDTD2D, res, phi) -> tuple[np.ndarray, float]:
+    """(FDTD scattering width in m at angles ``phi`` (rad), free-space k in 1/m) of a
+    cylinder run: the "far" contour normalised by the incident plane wave's spectrum."""
+    from ..analysis.nf2ff2d import scattering_width
 
     pw = sim.sources[0]
     f = float(res["far_xlo"].coords["f"][0])
     w = 2 * math.pi * f
     t = (np.arange(sim.num_steps) + 1.0) * sim.dt  # the 1D grid's hard source times
     inc = abs(np.sum(pw.amplitude * pw.waveform(t) * np.exp(-1j * w * t)) * sim.dt)
-    fdtd = scattering_width(res, "far", sim.polarization, phi, inc)
-    k = w / c0
+    return scattering_width(res, "far", sim.polarization, phi, inc), w / c0
+
+
+def cylinder_width(sim: FDTD2D, res, phi) -> tuple[np.ndarray, np.ndarray]:
+    """(FDTD, analytic) scattering width in m at angles ``phi`` (rad)."""
+    from ..analysis.nf2ff2d import pec_cylinder_width
+
+    fdtd, k = fdtd_width(sim, res, phi)
     a = sim.structures[0].geometry.radius
     return fdtd, pec_cylinder_width(k * a, phi, sim.polarization, k)
 
