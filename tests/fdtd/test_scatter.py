@@ -31,6 +31,10 @@ from emjax.validation.scatter import (
     sphere_scenario,
 )
 
+# One worker runs this module, so that its module-scoped runs are made once
+# (make test: --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("scatter")
+
 
 @pytest.fixture(scope="module")
 def sphere_result():

@@ -19,7 +19,10 @@ from emjax.validation.dispersive_sar import dispersive_sar_checks, dispersive_sa
 SPACING = 24e-3
 
 # Coarse on purpose: the comparison is run against run on one grid.
-pytestmark = pytest.mark.filterwarnings("ignore:.*cells per shortest wavelength")
+# One worker runs this module, so that its module-scoped runs are made once
+# (make test: --dist loadgroup).
+pytestmark = [pytest.mark.filterwarnings("ignore:.*cells per shortest wavelength"),
+              pytest.mark.xdist_group("dispersive_sar")]
 
 
 @pytest.fixture(scope="module")
