@@ -58,7 +58,7 @@ demo: venv
 	$(BIN)/emjax run --output $(OUT)/demo.h5 --figures $(OUT) --overwrite
 
 test: venv
-	JAX_PLATFORMS=cpu $(BIN)/python -m pytest -q -n 2 --dist loadgroup tests
+	JAX_PLATFORMS=cpu $(BIN)/python -m pytest -q -n 2 --dist worksteal tests
 
 bench: venv
 	mkdir -p $(OUT)

@@ -32,11 +32,6 @@ import emjax as em
 from emjax.constants import c0
 from emjax.errors import SetupError
 
-# One worker runs this module, so that its module-scoped runs are made once
-# (make test: --dist loadgroup).
-pytestmark = pytest.mark.xdist_group("flux_monitor")
-
-
 D = 1e-3
 F = c0 / (30 * D)
 FREQS = [0.8 * F, F]

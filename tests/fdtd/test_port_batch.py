@@ -25,11 +25,6 @@ from emjax.analysis.sparams import combine, load_hdf5, port_waves, read_touchsto
 from emjax.errors import SetupError
 from emjax.fdtd.solver import run
 
-# One worker runs this module, so that its module-scoped runs are made once
-# (make test: --dist loadgroup).
-pytestmark = pytest.mark.xdist_group("port_batch")
-
-
 FREQS = np.array([0.5e9, 1e9, 2e9, 4e9])
 WAVE = em.GaussianPulse(f0=0.0, fwidth=5e9, remove_dc=False)
 Z0 = (50.0, 60.0, 70.0)

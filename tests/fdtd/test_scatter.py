@@ -31,10 +31,6 @@ from emjax.validation.scatter import (
     sphere_scenario,
 )
 
-# One worker runs this module, so that its module-scoped runs are made once
-# (make test: --dist loadgroup).
-pytestmark = pytest.mark.xdist_group("scatter")
-
 
 @pytest.fixture(scope="module")
 def sphere_result():

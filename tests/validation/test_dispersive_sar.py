@@ -19,10 +19,7 @@ from emjax.validation.dispersive_sar import dispersive_sar_checks, dispersive_sa
 SPACING = 24e-3
 
 # Coarse on purpose: the comparison is run against run on one grid.
-# One worker runs this module, so that its module-scoped runs are made once
-# (make test: --dist loadgroup).
-pytestmark = [pytest.mark.filterwarnings("ignore:.*cells per shortest wavelength"),
-              pytest.mark.xdist_group("dispersive_sar")]
+pytestmark = pytest.mark.filterwarnings("ignore:.*cells per shortest wavelength")
 
 
 @pytest.fixture(scope="module")
