@@ -201,3 +201,22 @@ def test_a_fit_that_misses_the_tolerance_warns_with_the_error():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert fit_poles(tissue("muscle"), 10e6, 3e9).max_error <= 0.01
+
+
+@pytest.mark.parametrize("pole, field", [
+    ({"type": "Lorentz", "delta_eps": 1.0, "omega_0": 1e300, "delta": 1e7}, "omega_0"),
+    ({"type": "Lorentz", "delta_eps": 1.0, "omega_0": 1e9, "delta": 1e300}, "delta"),
+    ({"type": "Drude", "omega_p": 1e300, "gamma": 1e13}, "omega_p"),
+    ({"type": "Debye", "delta_eps": 1e300, "tau": 1e-9}, "delta_eps"),
+    ({"type": "Debye", "delta_eps": 1.0, "tau": 1e300}, "tau"),
+    ({"type": "Debye", "delta_eps": 1.0, "tau": 1e-300}, "tau"),
+])
+def test_pole_parameters_beyond_physical_ranges_are_refused(pole, field):
+    """Values whose squares overflow eps(f) and the ADE coefficients (a fuzzed document
+    with omega_0 = 1e300 once reached an OverflowError) are refused by the model, the
+    error naming the field."""
+    with pytest.raises(ValidationError) as err:
+        PoleMedium(poles=[pole])
+    assert field in str(err.value) and "poles.0" in str(err.value)
+    with pytest.raises(ValidationError, match="eps_inf"):
+        PoleMedium(eps_inf=1e300)

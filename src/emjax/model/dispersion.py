@@ -54,6 +54,16 @@ def angular_frequency(f) -> np.ndarray:
     return 2 * math.pi * f
 
 
+MAX_RATE = 1e20
+"""Largest angular frequency or damping rate of a pole, rad/s (X-rays are ~1e19 rad/s;
+beyond this omega^2 terms overflow the float64 arithmetic of eps(f) and of the ADE
+coefficients)."""
+MIN_TAU, MAX_TAU = 1e-21, 1e3
+"""Allowed Debye relaxation times, s (tissue's slowest Gabriel dispersions are ~1e-2 s)."""
+MAX_STRENGTH = 1e9
+"""Largest pole strength delta_eps, as the largest eps_r of a constant medium."""
+
+
 def _refuse(kind: str, problems: list[str]) -> None:
     if problems:
         raise ValueError(f"{kind} pole is not passive: " + "; ".join(problems))
@@ -63,8 +73,9 @@ class DebyePole(EmModel):
     """A Debye relaxation, ``delta_eps / (1 + j omega tau)`` (water, tissue)."""
 
     type: Literal["Debye"] = "Debye"
-    delta_eps: float = Field(..., description="Strength: eps_static - eps_high (> 0).")
-    tau: float = Field(..., description="Relaxation time in s (> 0).")
+    delta_eps: float = Field(..., le=MAX_STRENGTH,
+                             description="Strength: eps_static - eps_high (> 0).")
+    tau: float = Field(..., le=MAX_TAU, description="Relaxation time in s (> 0).")
 
     @model_validator(mode="after")
     def _passive(self) -> DebyePole:
@@ -74,6 +85,9 @@ class DebyePole(EmModel):
                             "delta_eps > 0 or drop the pole")
         if self.tau <= 0:
             problems.append(f"tau = {self.tau:g} s must be > 0 (a relaxation time)")
+        elif self.tau < MIN_TAU:
+            problems.append(f"tau = {self.tau:g} s is below {MIN_TAU:g} s (faster than any "
+                            "electromagnetic relaxation)")
         _refuse("Debye", problems)
         return self
 
@@ -87,8 +101,10 @@ class DrudePole(EmModel):
     plasmas)."""
 
     type: Literal["Drude"] = "Drude"
-    omega_p: float = Field(..., description="Plasma angular frequency in rad/s (> 0).")
-    gamma: float = Field(..., description="Collision rate in rad/s (>= 0; 0: lossless).")
+    omega_p: float = Field(..., le=MAX_RATE,
+                           description="Plasma angular frequency in rad/s (> 0).")
+    gamma: float = Field(..., le=MAX_RATE,
+                         description="Collision rate in rad/s (>= 0; 0: lossless).")
 
     @model_validator(mode="after")
     def _passive(self) -> DrudePole:
@@ -111,10 +127,13 @@ class LorentzPole(EmModel):
     omega^2)`` (bound electrons, phonons; Taflove and Hagness's notation)."""
 
     type: Literal["Lorentz"] = "Lorentz"
-    delta_eps: float = Field(..., description="Strength: its static contribution (> 0).")
-    omega_0: float = Field(..., description="Resonance angular frequency in rad/s (> 0).")
-    delta: float = Field(..., description="Damping in rad/s (>= 0; the full width at half "
-                                          "maximum of Im chi is 2 delta).")
+    delta_eps: float = Field(..., le=MAX_STRENGTH,
+                             description="Strength: its static contribution (> 0).")
+    omega_0: float = Field(..., le=MAX_RATE,
+                           description="Resonance angular frequency in rad/s (> 0).")
+    delta: float = Field(..., le=MAX_RATE, description="Damping in rad/s (>= 0; the full "
+                                                       "width at half maximum of Im chi is "
+                                                       "2 delta).")
 
     @model_validator(mode="after")
     def _passive(self) -> LorentzPole:
@@ -162,11 +181,13 @@ class PoleMedium(_Dispersive):
     """
 
     type: Literal["PoleMedium"] = "PoleMedium"
-    eps_inf: float = Field(1.0, gt=0, description="Relative permittivity at frequencies "
-                                                  "above every pole (dimensionless, > 0).")
-    sigma: float = Field(0.0, ge=0, description="Static electric conductivity in S/m (>= 0).")
-    poles: list[Pole] = Field(default_factory=list, description="Debye, Drude and Lorentz "
-                                                                "poles, each by its type.")
+    eps_inf: float = Field(1.0, gt=0, le=MAX_STRENGTH,
+                           description="Relative permittivity at frequencies above every "
+                                       "pole (dimensionless, > 0).")
+    sigma: float = Field(0.0, ge=0, le=1e12,
+                         description="Static electric conductivity in S/m (>= 0).")
+    poles: list[Pole] = Field(default_factory=list, max_length=64,
+                              description="Debye, Drude and Lorentz poles, each by its type.")
     name: str = Field("", description="Optional label used in reports.")
 
     def eps(self, f) -> np.ndarray:
@@ -190,8 +211,9 @@ class PoleMedium(_Dispersive):
 class ColeColeTerm(EmModel):
     """One Cole-Cole dispersion, ``delta_eps / (1 + (j omega tau)^(1 - alpha))``."""
 
-    delta_eps: float = Field(..., ge=0, description="Strength (dimensionless, >= 0).")
-    tau: float = Field(..., gt=0, description="Relaxation time in s (> 0).")
+    delta_eps: float = Field(..., ge=0, le=MAX_STRENGTH,
+                             description="Strength (dimensionless, >= 0).")
+    tau: float = Field(..., ge=MIN_TAU, le=MAX_TAU, description="Relaxation time in s (> 0).")
     alpha: float = Field(0.0, ge=0, lt=1, description="Broadening, 0 <= alpha < 1 "
                                                       "(0: a Debye pole).")
 
@@ -205,8 +227,10 @@ class ColeColeMedium(_Dispersive):
     """
 
     type: Literal["ColeColeMedium"] = "ColeColeMedium"
-    eps_inf: float = Field(..., gt=0, description="High-frequency relative permittivity.")
-    sigma_ionic: float = Field(0.0, ge=0, description="Static ionic conductivity in S/m.")
+    eps_inf: float = Field(..., gt=0, le=MAX_STRENGTH,
+                           description="High-frequency relative permittivity.")
+    sigma_ionic: float = Field(0.0, ge=0, le=1e12,
+                               description="Static ionic conductivity in S/m.")
     terms: list[ColeColeTerm] = Field(default_factory=list, description="The dispersions.")
     name: str = Field("", description="Optional label used in reports.")
 
