@@ -698,15 +698,19 @@ def outcome(text: str) -> str:
 # (`--hypothesis-seed=N`).
 _SETTINGS = dict(derandomize=False, deadline=DEADLINE, database=None,
                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-N_DOCS = 100
+N_DOCS = 80
 """Documents per scenario kind and test run, drawn afresh on every run, so the documents
 seen grow with the runs (250, then 200 as the suite grew; 100 since the ports, CAD,
-examples and docs tests joined and the 10 minutes on 2 cores got tight)."""
-N_DOCS_OF = {"FDTD3D": 200, "FDTD2D": 200, "DGATD": 60}
-"""Per-kind exceptions to N_DOCS: the FDTD documents run least often (2 of 100 ran in
-one CI run each), so they keep 200 for 'some ran' (5) to hold without luck; they are
-the cheap kinds. DGATD documents run most often and cost most (48 s for 100 on the 2-core
-VM): 60."""
+examples and docs tests joined; 80 since the CI run of 2026-11-27 took 10 min 25 s on
+2 cores)."""
+N_DOCS_OF = {"FDTD3D": 150, "FDTD2D": 150, "DGATD": 45}
+"""Per-kind exceptions to N_DOCS: the FDTD documents run least often (7.7% of 700
+FDTD3D documents ran, 14% of 1500 FDTD2D, 2026-11-27), so they keep 150 for 'some ran'
+(4; P(fewer) ~ 0.3% at 7.7%) to hold without luck; they are the cheap kinds. DGATD
+documents run most often and cost most (48 s for 100 on the 2-core VM): 45."""
+MIN_RAN = 4
+N_CLI_DOCS = 70
+"""Documents through ``emjax run`` per test run (100 until 2026-11-27)."""
 
 
 @pytest.mark.parametrize("kind", sorted(VALID_DOCS))
@@ -739,7 +743,8 @@ def test_fuzzed_documents_run_or_are_refused(kind):
     # Both sides were exercised: documents that ran and documents refused (at load, a
     # third at least; at load or at run, half).
     refused = seen["refused"] + seen["refused at run"]
-    assert seen["ran"] >= 5 and seen["refused"] >= n_docs // 3 and refused >= n_docs // 2, seen
+    assert seen["ran"] >= MIN_RAN and seen["refused"] >= n_docs // 3, seen
+    assert refused >= n_docs // 2, seen
     assert fmts[".toml"] >= n_docs // 10 and fmts[".json"] >= n_docs // 10, fmts
 
 
@@ -783,7 +788,7 @@ def test_fuzzed_documents_through_the_command_line():
     # half the runs write a fresh file, so that some documents run end to end
     targets = st.sampled_from(["fresh"] * (len(TARGETS) - 1) + sorted(TARGETS))
 
-    @settings(max_examples=100, **_SETTINGS)
+    @settings(max_examples=N_CLI_DOCS, **_SETTINGS)
     @given(documents(), st.booleans(), targets)
     @example((VALID_TEXT, ".toml", "valid"), False, "fresh")  # one run end to end, always
     def one(example, dry, target):
@@ -838,7 +843,7 @@ def test_fuzzed_documents_through_the_command_line():
 
     one()
     print(f"command line: (loads, dry run, exit status) -> count: {dict(seen)}")
-    assert sum(seen.values()) >= 100, seen
+    assert sum(seen.values()) >= N_CLI_DOCS, seen
     assert any(rc == 2 for *_, rc in seen) and seen[(True, False, 0)] >= 1, seen
 
 

@@ -22,16 +22,21 @@ SPACING = 24e-3
 pytestmark = pytest.mark.filterwarnings("ignore:.*cells per shortest wavelength")
 
 
-@pytest.fixture(scope="module")
-def runs():
-    return dispersive_sar_runs(SPACING)
-
-
 def test_case_is_registered():
     assert "dispersive-sar" in CASES
 
 
-def test_broadband_sar_matches_single_frequency_runs(runs):
+def test_dispersive_sar_runs(tmp_path):
+    """The runs are made once, in one test (a module fixture would be made again on each
+    test worker that draws one of its tests): the broadband SAR against single-frequency
+    runs, its frequency dependence and the coil outputs of the broadband run."""
+    runs = dispersive_sar_runs(SPACING)
+    _broadband_sar_matches_single_frequency_runs(runs)
+    _sar_depends_on_frequency(runs)
+    _coil_outputs_of_the_broadband_run(runs, tmp_path)
+
+
+def _broadband_sar_matches_single_frequency_runs(runs):
     recs = dispersive_sar_checks(runs, SPACING)
     assert len(recs) == 2 * len(runs["frequencies"])
     for r in recs:
@@ -41,7 +46,7 @@ def test_broadband_sar_matches_single_frequency_runs(runs):
     assert max(r["value"] for r in recs) < 2e-3
 
 
-def test_sar_depends_on_frequency(runs):
+def _sar_depends_on_frequency(runs):
     bb = runs["broadband"]
     assert list(bb.frequencies) == [64e6, 128e6, 300e6]
     whole, peak = bb.whole_sar, bb.peak10g
@@ -52,7 +57,7 @@ def test_sar_depends_on_frequency(runs):
     assert np.all((bb.absorbed > 0.1) & (bb.absorbed <= 1.0)), bb.absorbed
 
 
-def test_coil_outputs_of_the_broadband_run(runs, tmp_path):
+def _coil_outputs_of_the_broadband_run(runs, tmp_path):
     """``emjax run mri-coil-dispersive`` writes B1+ and SAR maps per frequency and the
     broadband whole-body and peak 10 g SAR (the same numbers as the analysis)."""
     import h5py

@@ -133,8 +133,8 @@ def cpml_pair(interior: int = 20, thickness: int = 10, d: float = 1e-3, steps: i
 
     The test box has ``interior`` cells between CPMLs of ``thickness`` cells; the dipole
     sits 3 cells and the probe 2 cells from the low-x interface. The reference puts
-    the same source and probe in a box whose walls lie farther than light travels in
-    ``steps`` steps (there and back).
+    the same source and probe in a cube about the source whose walls lie so far that
+    no reflection from them reaches the probe in ``steps`` steps.
     """
     n = interior + 2 * thickness
     wave = GaussianPulse(f0=c0 / (20 * d) * 0.6, fwidth=c0 / (20 * d) * 0.2)
@@ -142,9 +142,10 @@ def cpml_pair(interior: int = 20, thickness: int = 10, d: float = 1e-3, steps: i
     src = (3 * d, 0.5 * interior * d, 0.5 * interior * d)
     obs = (2 * d, 0.75 * interior * d, 0.3 * interior * d)
 
-    def make(ncells: int, origin: float, name: str) -> FDTD3D:
+    def make(ncells: int, origin, name: str) -> FDTD3D:
+        origin = origin if isinstance(origin, tuple) else (origin,) * 3
         return FDTD3D(
-            name=name, domain=Domain(shape=(ncells,) * 3, spacing=d, origin=(origin,) * 3),
+            name=name, domain=Domain(shape=(ncells,) * 3, spacing=d, origin=origin),
             boundary=CPML(thickness=thickness, **cpml_kw), steps=steps, dtype=dtype,
             cpml_strategy=strategy,
             sources=[PointDipole(position=src, polarization="z", waveform=wave)],
@@ -152,8 +153,12 @@ def cpml_pair(interior: int = 20, thickness: int = 10, d: float = 1e-3, steps: i
         )
 
     test = make(n, lower, "cpml-test")
-    travel = math.ceil(c0 * steps * test.dt / d / 2) + 4
-    ref = make(n + 2 * travel, lower - travel * d, "cpml-reference")
+    # A cube about the source (the same node lattice) whose walls are so far that
+    # nothing reflected there reaches the probe within ``steps``: source -> wall ->
+    # probe >= c steps dt, with 4 cells to spare.
+    gap = math.dist(src, obs) / d
+    half = math.ceil((c0 * steps * test.dt / d + gap) / 2) + 4
+    ref = make(2 * half, tuple(x - half * d for x in src), "cpml-reference")
     return test, ref
 
 
