@@ -15,12 +15,16 @@ states, one chunk's residuals, each chunk recomputed once): for regions so large
 steps x patch outgrows the state. Reverse mode is exact for lossy media (no time
 reversal of the fields, which a conductivity makes unstable).
 
+The E and H updates go through :func:`emjax.fdtd.update3d._transposed` in reverse
+(the gradient run's layout sets ``transpose``): autodiff's own transpose of the CPML
+slab slices padded every slab term back to the whole grid inside one fused kernel (51
+pads per cell; the reverse sweep cost 3.45x the forward run on an H200 at 256^3 with
+``combined``, 4.54x value and gradient over forward); the hand-written one transposes
+the bulk with JAX and adds each slab's term over its window in place. On 2 CPU cores
+at 64^3 the reverse sweep fell from 1.22 s to 0.27-0.38 s (``combined``) and from
+0.46-0.51 s to 0.27-0.40 s (``per_face``); equal to autodiff's to 1e-15 (test).
 The gradient run's CPML strategy (``cpml_strategy="auto"``) is the backend's: on a CPU
-``per_face`` (autodiff's transpose of the ``combined`` strategy's zero-padded slab terms
-fuses into large many-operand kernels: value and gradient at 32^3, 200 steps on 2 CPU
-cores 0.60 s combined, 0.30 s per_face), on a GPU the scenario's (an H200 at 256^3,
-1000 steps: gradient / forward 4.54x time and 1.68x memory with ``combined``, 7.84x and
-2.60x with ``per_face``; BENCHMARKS.md); the arithmetic is the same (the test holds the
+``per_face``, on a GPU the scenario's; the arithmetic is the same (the test holds the
 run to ``sim.run()`` at 1e-12).
 
 Design region (:class:`DesignRegion`): a box (m) split into ``pixels`` equal pixels;
@@ -38,6 +42,7 @@ Objectives are plain JAX functions of :meth:`FDTDGradient.run`'s outputs:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -293,6 +298,9 @@ class FDTDGradient:
         if cpml_strategy is not None:
             sim = sim.model_copy(update={"cpml_strategy": cpml_strategy})
         self.solver = FDTDSolver(sim, devices=devices, shard_axis=shard_axis)
+        # reverse mode through update3d's hand-written transpose of the update
+        self.solver.setup = dataclasses.replace(self.solver.setup, layout=dataclasses.replace(
+            self.solver.setup.layout, transpose=True))
         s = self.solver.setup
         steps = s.steps
         if checkpoints is not None and not 0 <= checkpoints <= steps:
