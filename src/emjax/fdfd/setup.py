@@ -41,6 +41,9 @@ class FDFDSetup:
     warnings: list
     pml: int = 0  # PML cells on every face (the scenario's boundary.thickness, read here)
     couplings: tuple = ()  # off-diagonal eps (subpixel.Couplings, F/m) of the smoothing
+    eps_table: np.ndarray | None = None  # eps (F/m) of each rasterized medium at omega
+    eps_index: tuple = ()  # per E component, the medium index of each sample
+    smoothed: tuple = ((), (), ())  # per E component, index tuple of smoothed samples
 
 
 def pml_stretch(n: int, d: float, t: int, pml, omega: float) -> tuple[np.ndarray, np.ndarray]:
@@ -103,25 +106,29 @@ def build(sim) -> FDFDSetup:
     mu_tab = np.array([_medium_mu(m, omega) for m in mm.media])
     eps = np.stack([eps_tab[mm.index[c]] for c in ("Ex", "Ey", "Ez")])
     mu = np.stack([mu_tab[mm.index[c]] for c in ("Hx", "Hy", "Hz")])
-    couplings = ()
+    couplings, smoothed = (), ((), (), ())
     if sim.subpixel and sim.structures:
-        couplings = _average(grid, mm.media, mm.index, eps, sim, omega)
+        couplings, smoothed = _average(grid, mm.media, mm.index, eps, sim, omega)
     s_int, s_half = [], []
     for a in range(3):
         si, sh = pml_stretch(grid.cells[a], grid.spacing[a], pml, sim.boundary, omega)
         s_int.append(si)
         s_half.append(sh)
     return FDFDSetup(grid=grid, omega=omega, eps=eps, mu=mu, s_int=tuple(s_int),
-                     s_half=tuple(s_half), warnings=msgs, pml=pml, couplings=couplings)
+                     s_half=tuple(s_half), warnings=msgs, pml=pml, couplings=couplings,
+                     eps_table=eps_tab, eps_index=tuple(mm.index[c] for c in ("Ex", "Ey", "Ez")),
+                     smoothed=smoothed)
 
 
 def _average(grid, media, index: dict, eps: np.ndarray, sim, omega) -> tuple:
     """Smoothed eps at E samples cut by a structure's surface (the diagonal in place,
-    the off-diagonal entries returned as :class:`emjax.grid.subpixel.Couplings`, F/m):
+    the off-diagonal entries returned as :class:`emjax.grid.subpixel.Couplings`, F/m,
+    with the index tuples of the samples overwritten per component):
     the tensor of :mod:`emjax.grid.subpixel` with the complex eps of both media at
     omega (so lossy and dispersive media are smoothed exactly at this frequency)."""
     eps_b = _medium_eps(sim.background, omega)
     entries: dict = {}
+    written: list[list] = [[], [], []]
     for s in sim.structures:
         if isinstance(s.geometry, Voxels) or isinstance(s.medium, PEC):
             continue
@@ -135,12 +142,14 @@ def _average(grid, media, index: dict, eps: np.ndarray, sim, omega) -> tuple:
             at = tuple(v[own] for v in cut.index)
             f, n = cut.fill[own], cut.normal[own]
             eps[a][at] = subpixel.tensor_eps(f, n[:, a], n[:, a], True, eps_s, eps_b)
+            written[a].append(np.stack(at, 1))
             for b in range(3):
                 if b != a:
                     entries.setdefault((a, b), []).append(
                         (np.stack(at, 1), subpixel.tensor_eps(f, n[:, a], n[:, b], False,
                                                               eps_s, eps_b)))
-    return subpixel.couple(entries, dict.fromkeys(range(3), grid.shape))
+    smoothed = tuple(tuple(np.concatenate(w).T) if w else () for w in written)
+    return subpixel.couple(entries, dict.fromkeys(range(3), grid.shape)), smoothed
 
 
 # ----------------------------------------------------------------- coefficients
