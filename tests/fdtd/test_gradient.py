@@ -166,13 +166,13 @@ if __name__ == "__main__":
     print(json.dumps({"sharded": _sharded}[sys.argv[1]]()))
 
 
-@pytest.mark.parametrize("strategy, fold", [("combined", True), ("per_face", False)])
-def test_hand_transpose_equals_autodiff(strategy, fold):
+def test_hand_transpose_equals_autodiff():
     """Gradient runs take update3d's hand-written transpose of the E and H updates (the
     bulk transposed by JAX, each CPML slab's term over its window, added in place);
-    it equals autodiff's transpose of the same updates to rounding, for both CPML
-    strategies and TF/SF patches folded or added in place, with the flux objective
-    (DFT planes on the CPML's doorstep) and a point intensity."""
+    it equals autodiff's transpose of the same updates to rounding with the GPU's
+    choices (``combined`` CPML, TF/SF patches folded), the flux objective (DFT planes on
+    the CPML's doorstep) and a point intensity. (``per_face`` and in-place patches: the
+    finite-difference test above, whose CPU run takes them; measured equal to 1e-15.)"""
     import dataclasses
 
     import jax.numpy as jnp
@@ -182,7 +182,7 @@ def test_hand_transpose_equals_autodiff(strategy, fold):
     sim = fdtd_design(cells=18, pml=3, steps=24, source="planewave")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        g = fg.FDTDGradient(sim, checkpoints=0, cpml_strategy=strategy)
+        g = fg.FDTDGradient(sim, checkpoints=0, cpml_strategy="combined")
     g.region(*FDTD_REGION, (3, 3, 2), eps_r=(1.0, 3.0), sigma=(0.0, 0.2))
     s = g.solver.setup
     assert s.layout.transpose and s.layout.slabs
@@ -194,7 +194,7 @@ def test_hand_transpose_equals_autodiff(strategy, fold):
     grads = []
     for transpose in (True, False):
         g.solver.setup = dataclasses.replace(s, layout=dataclasses.replace(
-            s.layout, transpose=transpose, tfsf_fold=fold))
+            s.layout, transpose=transpose, tfsf_fold=True))
         grads.append(np.asarray(g.value_and_grad(objective)(rho)[1]))
     assert np.max(np.abs(grads[0])) > 0
     np.testing.assert_allclose(grads[0], grads[1], rtol=0, atol=1e-12 * np.max(np.abs(grads[1])))
