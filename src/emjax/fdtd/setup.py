@@ -357,9 +357,15 @@ def _plane_waves(sim, plan: GridPlan, index, media) -> tuple:
 def _energy_weights(w, idx, cell_volume: float, dtype) -> tuple:
     """Half of eps dV (or mu dV) per sample, per component, as gathered tables."""
     half = 0.5 * cell_volume
+    table = half * np.asarray(w, np.float64)
+    if not np.all(np.abs(table) <= np.finfo(dtype).max):
+        raise SetupError(f"domain: a cell of {cell_volume:.3g} m^3 (2D: m^2) holding eps or "
+                         f"mu up to {np.max(np.abs(w)):.3g} gives energy weights beyond "
+                         f"{np.dtype(dtype).name}'s range; use smaller cells or "
+                         "dtype = 'float64'")
     if len(np.unique(w)) == 1:
-        return tuple(np.asarray(half * w[0], dtype) for _ in idx)
-    return tuple((half * w[i]).astype(dtype) for i in idx)
+        return tuple(np.asarray(table[0], dtype) for _ in idx)
+    return tuple(table[i].astype(dtype) for i in idx)
 
 
 def _centre_frequency(w) -> float:
