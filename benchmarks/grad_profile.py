@@ -2,7 +2,8 @@
 
 Splits value-and-gradient into the forward pass that stores the residuals (jax.vjp)
 and the reverse sweep (the vjp function), for the ``grad-fdtd`` bench scenario, with
-variants (CPML strategy, flux monitor on/off); writes the compiled HLO of each part
+variants (CPML strategy; the update's reverse mode by autodiff or written out,
+``emjax.fdtd.transpose3d``: ``Layout.transpose``); writes the compiled HLO of each part
 and a count of its kernels (fusions) to ``--hlo DIR``.
 
     python benchmarks/grad_profile.py 256 200 --hlo $OUT/hlo > $OUT/grad_profile.json
@@ -11,6 +12,7 @@ and a count of its kernels (fusions) to ``--hlo DIR``.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import re
 import sys
@@ -32,7 +34,8 @@ def kernels(text: str) -> dict:
         ("copy", r"= \S+ copy\("), ("while", r"= \S+ while\("))}
 
 
-def case(cells: int, steps: int, strategy: str, flux: bool, hlo: Path | None) -> dict:
+def case(cells: int, steps: int, strategy: str, flux: bool, hlo: Path | None,
+         transpose: bool = True) -> dict:
     sim = fdtd_design(cells, 10 if cells >= 64 else 6, steps, "dipole", "float32")
     if not flux:
         sim = sim.model_copy(update={"monitors": [m for m in sim.monitors
@@ -41,6 +44,8 @@ def case(cells: int, steps: int, strategy: str, flux: bool, hlo: Path | None) ->
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         g = fg.FDTDGradient(sim, checkpoints=0, cpml_strategy=strategy)
+    g.solver.setup = dataclasses.replace(g.solver.setup, layout=dataclasses.replace(
+        g.solver.setup.layout, transpose=transpose))
     g.region(*FDTD_REGION, (6, 6, 3), eps_r=(1.0, 3.0), sigma=(0.0, 0.2))
 
     def objective(rho, args):
@@ -53,6 +58,7 @@ def case(cells: int, steps: int, strategy: str, flux: bool, hlo: Path | None) ->
     _, pullback = vjp_fwd(rho, g.args)
     bwd = jax.jit(lambda p: p(jnp.ones((), jnp.float32)))
     rec = {"cells": cells, "steps": steps, "strategy": g.setup.layout.strategy, "flux": flux,
+           "transpose": g.setup.layout.transpose,
            "forward_s": timed(fwd, rho, g.args), "value_and_grad_s": timed(both, rho, g.args),
            "vjp_forward_s": timed(vjp_fwd, rho, g.args), "vjp_backward_s": timed(bwd, pullback)}
     rec["ratio"] = rec["value_and_grad_s"] / rec["forward_s"]
@@ -63,7 +69,8 @@ def case(cells: int, steps: int, strategy: str, flux: bool, hlo: Path | None) ->
         rec[f"{name}_kernels"] = kernels(text)
         if hlo is not None:
             hlo.mkdir(parents=True, exist_ok=True)
-            (hlo / f"{cells}-{strategy}-{'flux' if flux else 'noflux'}-{name}.txt").write_text(text)
+            tag = f"{cells}-{strategy}-{'hand' if transpose else 'auto'}-{name}"
+            (hlo / f"{tag}.txt").write_text(text)
     print(json.dumps(rec), file=sys.stderr, flush=True)
     return rec
 
@@ -74,8 +81,8 @@ def main() -> None:
     ap.add_argument("steps", type=int)
     ap.add_argument("--hlo", type=Path)
     a = ap.parse_args()
-    recs = [case(a.cells, a.steps, s, f, a.hlo)
-            for s, f in (("combined", True), ("combined", False), ("per_face", True))]
+    recs = [case(a.cells, a.steps, s, True, a.hlo, t)
+            for s in ("combined", "per_face") for t in (True, False)]
     print(json.dumps({"device": str(jax.devices()[0]), "cases": recs}, indent=1))
 
 

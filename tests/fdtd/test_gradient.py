@@ -167,7 +167,7 @@ if __name__ == "__main__":
 
 
 def test_hand_transpose_equals_autodiff():
-    """Gradient runs take update3d's hand-written transpose of the E and H updates (the
+    """Gradient runs take transpose3d's written-out transpose of the E and H updates (the
     bulk transposed by JAX, each CPML slab's term over its window, added in place);
     it equals autodiff's transpose of the same updates to rounding with the GPU's
     choices (``combined`` CPML, TF/SF patches folded), the flux objective (DFT planes on

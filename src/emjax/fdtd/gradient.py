@@ -15,14 +15,14 @@ states, one chunk's residuals, each chunk recomputed once): for regions so large
 steps x patch outgrows the state. Reverse mode is exact for lossy media (no time
 reversal of the fields, which a conductivity makes unstable).
 
-The E and H updates go through :func:`emjax.fdtd.update3d._transposed` in reverse
-(the gradient run's layout sets ``transpose``): autodiff's own transpose of the CPML
-slab slices padded every slab term back to the whole grid inside one fused kernel (51
-pads per cell; the reverse sweep cost 3.45x the forward run on an H200 at 256^3 with
-``combined``, 4.54x value and gradient over forward); the hand-written one transposes
-the bulk with JAX and adds each slab's term over its window in place. On 2 CPU cores
-at 64^3 the reverse sweep fell from 1.22 s to 0.27-0.38 s (``combined``) and from
-0.46-0.51 s to 0.27-0.40 s (``per_face``); equal to autodiff's to 1e-15 (test).
+The E and H updates go through :mod:`emjax.fdtd.transpose3d` in reverse (the gradient
+run's layout sets ``transpose``): autodiff's own transpose of the CPML slab slices pads
+every slab term back to the whole grid inside one fused kernel (51 pads per cell); the
+written-out one passes the driving field through the update so that its cotangent is
+one fused pass, with each slab's term over its window. On an H200 at 256^3 value and
+gradient cost 4.30x the forward run with ``combined`` (autodiff's 4.54x) and 4.85x with
+``per_face`` (7.06x); on 2 CPU cores at 64^3 the reverse sweep is 3-4x faster than
+autodiff's; equal to it to 1e-15 (test).
 The gradient run's CPML strategy (``cpml_strategy="auto"``) is the backend's: on a CPU
 ``per_face``, on a GPU the scenario's; the arithmetic is the same (the test holds the
 run to ``sim.run()`` at 1e-12).
@@ -298,7 +298,7 @@ class FDTDGradient:
         if cpml_strategy is not None:
             sim = sim.model_copy(update={"cpml_strategy": cpml_strategy})
         self.solver = FDTDSolver(sim, devices=devices, shard_axis=shard_axis)
-        # reverse mode through update3d's hand-written transpose of the update
+        # reverse mode through the hand-written transpose of the update (transpose3d)
         self.solver.setup = dataclasses.replace(self.solver.setup, layout=dataclasses.replace(
             self.solver.setup.layout, transpose=True))
         s = self.solver.setup

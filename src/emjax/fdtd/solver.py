@@ -31,7 +31,8 @@ from .memory import check_fits, check_fits_per_device
 from .setup import FDTDSetup, prepare, waveform_samples
 from .state import FDTDState
 from .tfsf import corrections
-from .update3d import conformal_h, inject, update_E, update_H, zeros_psi
+from .transpose3d import update_through
+from .update3d import conformal_h, inject, zeros_psi
 
 _COMP = {c: i for i, c in enumerate(COMPONENTS)}
 
@@ -308,7 +309,10 @@ def _step3d(carry: FDTDState, consts, x, setup: FDTDSetup):
     E, H = carry.E, carry.H
     aux = carry.aux
     xH = _tfsf_terms(setup, consts, aux, "H")
-    H_new, psi_H = update_H(E, H, consts["cH"], consts["pml"], carry.psi_H, lay, xH)
+    # E passed through the H update (and H_new through the E update): in gradient runs
+    # the cotangents of their later uses then join the transposed update in one pass
+    H_new, psi_H, E = update_through(H, E, consts["cH"], consts["pml"], carry.psi_H, lay,
+                                     electric=False, extra=xH)
     if consts.get("cut") is not None:  # conformal PEC faces (fdtd/conformal3d)
         H_new = conformal_h(H_new, H, E, consts["cut"])
     H_new = add_sheets(H_new, setup.sheets, consts["sheets"], x["sheet"], "H")
@@ -318,10 +322,12 @@ def _step3d(carry: FDTDState, consts, x, setup: FDTDSetup):
     if setup.dispersive:  # the poles' currents join the curl as box patches
         E_new, psi_E, disp = dispersive.step_E(
             E, disp, consts["disp"], setup.dispersive.boxes, xE,
-            lambda E_n, extra: update_E(E_n, H_new, consts["cE"], consts["pml"], carry.psi_E,
-                                        lay, extra), setup.dt, eps0)
+            lambda E_n, extra: update_through(E_n, H_new, consts["cE"], consts["pml"],
+                                              carry.psi_E, lay, electric=True,
+                                              extra=extra)[:2], setup.dt, eps0)
     else:
-        E_new, psi_E = update_E(E, H_new, consts["cE"], consts["pml"], carry.psi_E, lay, xE)
+        E_new, psi_E, H_new = update_through(E, H_new, consts["cE"], consts["pml"],
+                                             carry.psi_E, lay, electric=True, extra=xE)
     if setup.offdiagonal is not None:  # the smoothed tensor's off-diagonal part
         E_new = anisotropic.apply(E_new, H_new, consts["offdiag"])
     aux = [auxgrid.step_e(c["aux"], a, v)

@@ -38,7 +38,6 @@ c, 1/kappa - 1) and the state.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,8 +63,8 @@ class Layout:
     after it in place, patch by patch (False). The car-rcs step with a plane wave ran
     at 15 Mcells/s folded and 52 in place on a CPU, and at 17.3 Gcells/s folded and 6.3
     in place on an H100 (BENCHMARKS.md); the lowering picks by backend. transpose:
-    reverse mode through the hand-written transpose of the update (:func:`_transposed`;
-    gradient runs set it, forward runs compile exactly as before).
+    reverse mode through the hand-written transpose of the update
+    (:mod:`emjax.fdtd.transpose3d`; gradient runs set it, forward runs never do).
     """
 
     shape: tuple[int, int, int]
@@ -277,110 +276,6 @@ def _curl(G, comp: int, lay: Layout, electric: bool):
     return curl
 
 
-def _update(F, G, coeffs, pml, psi, lay: Layout, *, electric: bool, extra=None):
-    """Shared body of the E and H updates (see :func:`_update_fields`); in layouts
-    with ``transpose`` (gradient runs) differentiated by :func:`_transposed` unless a
-    Mur face is present."""
-    if lay.mur or not lay.transpose:
-        return _update_fields(F, G, coeffs, pml, psi, lay, electric=electric, extra=extra)
-    starts = shapes = patches = None
-    if extra is not None:
-        starts = tuple(tuple(st for st, _ in e) for e in extra)
-        shapes = tuple(tuple((p.shape, jnp.dtype(p.dtype).name) for _, p in e) for e in extra)
-        patches = [[p for _, p in e] for e in extra]
-    return _linear_update(lay, electric, starts, shapes)(F, G, coeffs, pml, psi, patches)
-
-
-def _with_starts(starts, patches):
-    return None if starts is None else [list(zip(st, p, strict=True))
-                                        for st, p in zip(starts, patches, strict=True)]
-
-
-@functools.lru_cache(maxsize=64)
-def _linear_update(lay: Layout, electric: bool, starts, shapes):
-    """The update as a jax.custom_vjp: linear in F, G, psi and the TF/SF patches with
-    constant coefficients, its reverse mode is :func:`_transposed` and keeps no
-    residuals but the coefficients."""
-
-    @jax.custom_vjp
-    def update(F, G, coeffs, pml, psi, patches):
-        return _update_fields(F, G, coeffs, pml, psi, lay, electric=electric,
-                              extra=_with_starts(starts, patches))
-
-    specs = None if shapes is None else [[jax.ShapeDtypeStruct(sh, dt) for sh, dt in e]
-                                         for e in shapes]
-
-    def fwd(F, G, coeffs, pml, psi, patches):
-        return update(F, G, coeffs, pml, psi, patches), (coeffs, pml)
-
-    def bwd(res, ct):
-        return _transposed(ct, *res, lay, electric, starts, specs)
-
-    update.defvjp(fwd, bwd)
-    return update
-
-
-def _transposed(ct, coeffs, pml, lay: Layout, electric: bool, starts, shapes):
-    """Cotangents (F, G, None, None, psi, patches) of the update from those of (new F,
-    new psi). Autodiff's transpose of the slabs' slices pads every slab term back to
-    the whole grid inside one fused kernel (51 pads per cell in the reverse step of
-    the 256^3 gradient bench on an H200, 3.4x the forward step); here the bulk (no
-    slabs) is transposed by JAX and each slab's term over its window of G, added to
-    G's cotangent in place."""
-    ctF, ctpsi = ct
-    spec = jax.ShapeDtypeStruct(ctF[0].shape, ctF[0].dtype)
-    sign, fkey = (1.0, "E") if electric else (-1.0, "H")
-
-    def bulk(F, G, patches):
-        extra = _with_starts(starts, patches)
-        out = []
-        for comp in range(3):
-            curl = _curl(G, comp, lay, electric)
-            if extra is not None and lay.tfsf_fold:
-                for start, patch in extra[comp]:
-                    curl = curl + _pad_patch(patch.astype(curl.dtype), start, spec.shape)
-            a, b = coefficient(coeffs, comp)
-            o = _mask(a * F[comp] + sign * b * curl, comp, lay, electric)
-            if extra is not None and not lay.tfsf_fold:
-                o = _add_patches(o, extra[comp], coeffs, comp, sign)
-            out.append(o)
-        return tuple(out)
-
-    F_bar, G_bar, p_bar = jax.linear_transpose(bulk, (spec,) * 3, (spec,) * 3, shapes)(
-        tuple(ctF))
-    G_bar, psi_bar = list(G_bar), {s.key: {} for s in lay.slabs}
-    for comp in range(3):
-        for slab in lay.slabs:
-            if comp not in tangential(slab.axis):
-                continue
-            (s_, src, ax) = next(t for t in CURL_TERMS[comp] if t[2] == slab.axis)
-            sl = slab.slices(spec.shape)
-            start = tuple(x.start for x in sl)
-            _, b = coefficient(coeffs, comp, sl)
-            ct_corr = sign * b * _mask(ctF[comp][sl], comp, lay, electric, start)
-            n = spec.shape[ax]
-            lo, hi = _window(slab, n, electric)
-            pb, pc, pk = pml[slab.key].of(fkey)
-
-            def part(W, psi_c, ax=ax, slab=slab, lo=lo, n=n, pb=pb, pc=pc, pk=pk, s_=s_):
-                D = lay.inv_d[ax] * _window_diff(W, ax, slab, electric, lo, n)
-                psi_new = _along(pb, ax) * psi_c + _along(pc, ax) * D
-                return s_ * (_along(pk, ax) * D + psi_new), psi_new
-
-            wshape = list(spec.shape)
-            wshape[ax] = hi - lo
-            W_bar, psi_bar[slab.key][comp] = jax.linear_transpose(
-                part, jax.ShapeDtypeStruct(tuple(wshape), spec.dtype),
-                jax.ShapeDtypeStruct(slab.psi_shape(spec.shape), spec.dtype))(
-                (ct_corr, ctpsi[slab.key][comp]))
-            at = [jnp.int32(0)] * 3
-            data = pml[slab.key].start  # the start as data: updated in place on XLA:GPU
-            at[ax] = jnp.int32(lo) if data is None else data + (lo - slab.start)
-            cur = lax.dynamic_slice(G_bar[src], at, W_bar.shape)
-            G_bar[src] = lax.dynamic_update_slice(G_bar[src], cur + W_bar, at)
-    return F_bar, tuple(G_bar), None, None, psi_bar, p_bar
-
-
 def _update_fields(F, G, coeffs, pml, psi, lay: Layout, *, electric: bool, extra=None):
     """Shared body of the E and H updates.
 
@@ -446,12 +341,12 @@ def _update_fields(F, G, coeffs, pml, psi, lay: Layout, *, electric: bool, extra
 
 def update_H(E, H, coeffs_H, pml, psi_H, lay: Layout, extra=None):
     """Advance H by one step: H^{n+1/2} from H^{n-1/2} and E^n (``extra``: TF/SF terms)."""
-    return _update(H, E, coeffs_H, pml, psi_H, lay, electric=False, extra=extra)
+    return _update_fields(H, E, coeffs_H, pml, psi_H, lay, electric=False, extra=extra)
 
 
 def update_E(E, H, coeffs_E, pml, psi_E, lay: Layout, extra=None):
     """Advance E by one step (no point sources): E^{n+1} from E^n and H^{n+1/2}."""
-    return _update(E, H, coeffs_E, pml, psi_E, lay, electric=True, extra=extra)
+    return _update_fields(E, H, coeffs_E, pml, psi_E, lay, electric=True, extra=extra)
 
 
 def conformal_h(H_new, H_old, E, cut):
