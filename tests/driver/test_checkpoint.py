@@ -92,11 +92,11 @@ def test_sigint_stops_with_checkpoint_and_partial_results(tmp_path):
     solver = FDTDSolver(sim, chunk=10)
     advance, calls = solver.advance, []
 
-    def advance_then_signal(*args):
+    def advance_then_signal(*args, **kw):
         calls.append(1)
         if len(calls) == 5:  # a real signal, delivered while the fifth chunk runs
             os.kill(os.getpid(), signal.SIGINT)
-        return advance(*args)
+        return advance(*args, **kw)
 
     solver.advance = advance_then_signal
     with pytest.raises(RunInterrupted) as info:
@@ -128,10 +128,10 @@ scenario, ckpt, slow = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
 solver = FDTDSolver(em.load_scenario(scenario), chunk=10)
 advance = solver.advance
 
-def traced(state, step0, length):
+def traced(state, step0, length, **kw):
     print(f"chunk {step0}", flush=True)
     time.sleep(0.01)  # room for kills at varied moments of a 300-step run
-    return advance(state, step0, length)
+    return advance(state, step0, length, **kw)
 
 solver.advance = traced
 if slow:  # a checkpoint write takes long enough to be killed in the middle

@@ -174,7 +174,7 @@ def test_nan_in_a_resumed_state_is_refused_before_any_step(small_fdtd3d, monkeyp
 
     _fake_resume(monkeypatch, state_change=poison)
     advanced = []
-    monkeypatch.setattr(FDTDSolver, "advance", lambda *a: advanced.append(a))
+    monkeypatch.setattr(FDTDSolver, "advance", lambda *a, **kw: advanced.append(a))
     sim = small_fdtd3d(steps=20)
     err = _raises(lambda: sim.run(progress=False, resume="x.h5"), "checkpoint")
     assert "holds non-finite values" in str(err) and "fields" in str(err)

@@ -27,6 +27,7 @@ from ..constants import eps0, mu0
 from ..driver import advice, loop
 from ..driver.compile_cache import mark
 from ..driver.environment import environment
+from ..driver.guard import measured
 from ..driver.memory import refuse_if_too_large
 from ..driver.monitors import frame_buffers, frames_taken, sampled, scan_with_frames, store_frames
 from ..driver.precision import require_x64
@@ -209,7 +210,7 @@ class DGASolver:
         s, ops = self.setup, self.setup.ops
         self.layout = s.layout
         self.spec = s.layout.spec
-        self._compiled: dict[int, object] = {}
+        self._compiled: dict[tuple[int, bool], object] = {}  # (length, measured)
         cur = [k for k, src in enumerate(sim.sources) if src.kind == "current"]
         soft = [k for k, src in enumerate(sim.sources) if src.kind == "soft"]
         self._cur, self._soft = cur, soft
@@ -286,27 +287,32 @@ class DGASolver:
         return {"cur": w[:, self._cur].astype(s.dtype), "soft": w[:, self._soft].astype(s.dtype)}
 
     def compiled(self, length: int) -> bool:
-        """Whether the chunk of ``length`` steps is compiled already."""
-        return length in self._compiled
+        """Whether the driver's (measured) chunk of ``length`` steps is compiled."""
+        return (length, True) in self._compiled
 
-    def advance(self, state: dict, step0: int, length: int):
-        if length not in self._compiled:
+    def advance(self, state: dict, step0: int, length: int, measure: bool = False):
+        """Run ``length`` steps: (state, outputs, fields finite), and with ``measure``
+        the guard's peaks (:func:`emjax.driver.guard.measured`)."""
+        key = (length, measure)
+        if key not in self._compiled:
             sim = self.sim
             fn = partial(_chunk, dense=sim.formulation == "dense",
                          energy=tuple(m.interval for m in sim.energy),
                          snapshots=tuple(m.interval for m in sim.snapshots), spec=self.spec,
                          length=length, has_cur=bool(self._cur), has_soft=bool(self._soft))
+            if measure:
+                fn = measured(fn, self.fields, self.accumulators)
             if self._capture:
                 # XLA:CPU runs the gathers 3-4x faster with the index arrays as constants
                 consts = self.consts
-                self._compiled[length] = jax.jit(
+                self._compiled[key] = jax.jit(
                     lambda st, xs, n0, fn=fn: fn(st, consts, xs, n0), donate_argnums=(0,))
             else:
-                self._compiled[length] = jax.jit(
+                self._compiled[key] = jax.jit(
                     lambda st, xs, n0, c, fn=fn: fn(st, c, xs, n0), donate_argnums=(0,))
         args = (state, self._inputs(step0, length), np.int32(step0))
-        return self._compiled[length](*args) if self._capture else \
-            self._compiled[length](*args, self.consts)
+        return self._compiled[key](*args) if self._capture else \
+            self._compiled[key](*args, self.consts)
 
     # ---------------------------------------------------------------- run
     def run(self, *, progress: bool = True, checkpoint_every: int | None = None,

@@ -1,11 +1,14 @@
 """The NaN guard of the time loop: the fields and every monitor checked at chunk ends.
 
-Fast path, every chunk: beside the chunk's own ``finite`` flag, one small jitted
-reduction (:func:`peaks`) over what the chunk already produced: the largest magnitude
-of the fields (the solver's ``fields(state)``), of each scan output (probe and energy
-series, snapshot frames) and of each carried accumulator (DFT, near-to-far). The host
-gets a few scalars and keeps the field peaks; the chunk's kernel is untouched and no
-step does more work.
+Fast path, every chunk: beside the chunk's own ``finite`` flag, a reduction
+(:func:`peaks`) over what the chunk produced: the largest magnitude of the fields (the
+solver's ``fields(state)``), of each scan output (probe and energy series, snapshot
+frames) and of each carried accumulator (DFT, near-to-far). It runs at the end of the
+chunk's own program (:func:`measured`), after the time loop: the step's kernels are
+untouched and no step does more work, and a run compiles one program per chunk length
+(as a separate jitted function it compiled again for every scenario: 260 compilations,
+66 s of the test suite's CPU time on 2 cores). The host gets a few scalars and keeps
+the field peaks.
 
 Slow path, when anything is not finite: :meth:`Guard.error` names the first non-finite
 monitor (``monitors[2] 'w'``; the first bad step of a series) and tells the likely cause
@@ -64,12 +67,26 @@ def _magnitude(x):
                               for p in parts]))
 
 
-@jax.jit
-def peaks(fields, monitors):
-    """(largest |value| per field array, per monitor array): the guard's one reduction
-    per chunk. ``monitors``: the chunk's scan outputs and the carried accumulators."""
+def _peaks(fields, monitors):
     leaves = jax.tree_util.tree_leaves
     return [_magnitude(F) for F in leaves(fields)], [_magnitude(a) for a in leaves(monitors)]
+
+
+peaks = jax.jit(_peaks)
+"""(largest |value| per field array, per monitor array): the guard's reduction.
+``monitors``: a chunk's scan outputs and the carried accumulators."""
+
+
+def measured(chunk, fields, accumulators):
+    """A solver's chunk function (``*args -> (state, ys, finite)``) that also returns
+    :func:`peaks` of its result: ``(state, ys, finite, peaks)``. ``fields`` and
+    ``accumulators``: the solver's views of a state (see :class:`Guard`)."""
+
+    def chunk_and_peaks(*args):
+        state, ys, finite = chunk(*args)
+        return state, ys, finite, _peaks(fields(state), (ys, accumulators(state)))
+
+    return chunk_and_peaks
 
 
 def label(group: str, index: int, name: str) -> str:
@@ -87,10 +104,6 @@ class Guard:
         self.resumed = resumed
         self.ends: list[int] = []
         self.peaks: list[float] = []
-
-    def measure(self, state, ys):
-        """Dispatch the chunk's reduction (asynchronously: fetching it waits for the chunk)."""
-        return peaks(self.solver.fields(state), (ys, self.solver.accumulators(state)))
 
     def check(self, state, ys, step0: int, length: int, measured) -> None:
         """Record the chunk's field peak, or raise the error of a non-finite chunk.

@@ -28,6 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..driver import loop
+from ..driver.guard import measured
 from ..driver.memory import available_bytes, refuse_if_too_large
 from ..errors import SetupError
 from .collect import collect
@@ -105,8 +106,8 @@ class BatchedFDTDSolver(FDTDSolver):
             sheet.dtype)
         return xs
 
-    def _compile(self, length: int):
-        if length not in self._compiled:
+    def _compile(self, length: int, measure: bool = False):
+        if (length, measure) not in self._compiled:
             fn = partial(_chunk, setup=self.setup, length=length, step=self.step_fn,
                          field=self.field_fn)
             axes = state_axes()
@@ -114,8 +115,10 @@ class BatchedFDTDSolver(FDTDSolver):
             # the record's leaves stay time-major (excitation second), as the driver joins
             # chunks along their first axis
             batched = jax.vmap(fn, in_axes=(axes, None, xs_axes, None), out_axes=(axes, 1, 0))
-            self._compiled[length] = jax.jit(batched, donate_argnums=(0,))
-        return self._compiled[length]
+            if measure:  # the peaks over every excitation at once
+                batched = measured(batched, self.fields, self.accumulators)
+            self._compiled[length, measure] = jax.jit(batched, donate_argnums=(0,))
+        return self._compiled[length, measure]
 
     def empty_record(self) -> dict:
         return jax.tree.map(lambda a: np.zeros((0, self.group, *a.shape[1:]), a.dtype),

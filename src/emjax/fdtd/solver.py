@@ -21,6 +21,7 @@ from ..constants import eps0
 from ..driver import loop
 from ..driver.compile_cache import mark
 from ..driver.environment import environment
+from ..driver.guard import measured
 from ..driver.monitors import frame_buffers, frames_taken, sampled, scan_with_frames, store_frames
 from ..driver.precision import needs_x64, require_x64
 from ..errors import InstabilityError, SetupError
@@ -95,7 +96,7 @@ class FDTDSolver:
         src_comps = sorted({e.comp for e in s.sources})
         self._src_cols = {c: [k for k, e in enumerate(s.sources) if e.comp == c] for c in src_comps}
         self._consts = None
-        self._compiled: dict[int, object] = {}
+        self._compiled: dict[tuple[int, bool], object] = {}  # (length, measured)
 
     # ----------------------------------------------------------------- arrays
     def constants(self) -> dict:
@@ -178,20 +179,24 @@ class FDTDSolver:
         xs["sheet"] = sheet_samples(s.sheets, n, s.dt, s.dtype)
         return xs
 
-    def _compile(self, length: int):
-        if length not in self._compiled:
+    def _compile(self, length: int, measure: bool = False):
+        if (length, measure) not in self._compiled:
             fn = partial(_chunk, setup=self.setup, length=length, step=self.step_fn,
                          field=self.field_fn)
-            self._compiled[length] = jax.jit(fn, donate_argnums=(0,), **self._shardings())
-        return self._compiled[length]
+            if measure:
+                fn = measured(fn, self.fields, self.accumulators)
+            self._compiled[length, measure] = jax.jit(fn, donate_argnums=(0,),
+                                                      **self._shardings(measure))
+        return self._compiled[length, measure]
 
     def compiled(self, length: int) -> bool:
-        """Whether the chunk of ``length`` steps is compiled already."""
-        return length in self._compiled
+        """Whether the driver's (measured) chunk of ``length`` steps is compiled."""
+        return (length, True) in self._compiled
 
-    def advance(self, state: dict, step0: int, length: int):
-        """Run ``length`` steps from step ``step0``: (state, outputs, fields finite)."""
-        fn = self._compile(length)
+    def advance(self, state: dict, step0: int, length: int, measure: bool = False):
+        """Run ``length`` steps from step ``step0``: (state, outputs, fields finite), and
+        with ``measure`` the guard's peaks (:func:`emjax.driver.guard.measured`)."""
+        fn = self._compile(length, measure)
         return fn(state, self.constants(), self._chunk_inputs(step0, length),
                   np.int32(step0))
 
@@ -216,11 +221,13 @@ class FDTDSolver:
         """``tree`` on the device, or placed on the devices of a sharded run."""
         return jax.device_put(tree) if self.placement is None else self.placement.put(tree)
 
-    def _shardings(self) -> dict:
-        """jit keywords of a sharded run: state as placed, monitor outputs replicated."""
+    def _shardings(self, measure: bool = False) -> dict:
+        """jit keywords of a sharded run: state as placed, monitor outputs and peaks
+        replicated."""
         if self.placement is None:
             return {}
-        return {"out_shardings": self.placement.chunk_out_shardings(self.init_state)}
+        out = self.placement.chunk_out_shardings(self.init_state)
+        return {"out_shardings": (*out, self.placement.replicated) if measure else out}
 
     def run(self, *, progress: bool = True, checkpoint_every: int | None = None,
             checkpoint_path: str | Path | None = None, resume: str | Path | None = None):

@@ -67,7 +67,7 @@ class FDTD2DSolver(FDTDSolver):
         self._src_keys = keys
         self._src_cols = {k: [i for i, kk in enumerate(keys) if kk == k] for k in sorted(set(keys))}
         self._consts = None
-        self._compiled: dict[int, object] = {}
+        self._compiled: dict[tuple[int, bool], object] = {}  # (length, measured)
         setup = s
 
         def field(E, H, name: str):
