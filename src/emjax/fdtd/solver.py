@@ -189,13 +189,11 @@ class FDTDSolver:
                                                       **self._shardings(measure))
         return self._compiled[length, measure]
 
-    def compiled(self, length: int) -> bool:
-        """Whether the driver's (measured) chunk of ``length`` steps is compiled."""
+    def compiled(self, length: int) -> bool:  # the driver's (measured) chunk
         return (length, True) in self._compiled
 
     def advance(self, state: dict, step0: int, length: int, measure: bool = False):
-        """Run ``length`` steps from step ``step0``: (state, outputs, fields finite), and
-        with ``measure`` the guard's peaks (:func:`emjax.driver.guard.measured`)."""
+        """(state, outputs, fields finite)[, the guard's peaks with ``measure``]."""
         fn = self._compile(length, measure)
         return fn(state, self.constants(), self._chunk_inputs(step0, length),
                   np.int32(step0))
@@ -222,8 +220,7 @@ class FDTDSolver:
         return jax.device_put(tree) if self.placement is None else self.placement.put(tree)
 
     def _shardings(self, measure: bool = False) -> dict:
-        """jit keywords of a sharded run: state as placed, monitor outputs and peaks
-        replicated."""
+        """jit keywords of a sharded run: state as placed, the rest replicated."""
         if self.placement is None:
             return {}
         out = self.placement.chunk_out_shardings(self.init_state)
@@ -231,8 +228,7 @@ class FDTDSolver:
 
     def run(self, *, progress: bool = True, checkpoint_every: int | None = None,
             checkpoint_path: str | Path | None = None, resume: str | Path | None = None):
-        """Run all steps and return :class:`emjax.results.Results`
-        (:func:`emjax.driver.loop.run`: checkpoints, resume, SIGINT/SIGTERM)."""
+        """All steps (:func:`emjax.driver.loop.run`: checkpoints, resume, signals)."""
         return loop.run(self, progress=progress, checkpoint_every=checkpoint_every,
                         checkpoint_path=checkpoint_path, resume=resume)
 
@@ -316,8 +312,7 @@ def _step3d(carry: FDTDState, consts, x, setup: FDTDSetup):
     E, H = carry.E, carry.H
     aux = carry.aux
     xH = _tfsf_terms(setup, consts, aux, "H")
-    # E passed through the H update (and H_new through the E update): in gradient runs
-    # the cotangents of their later uses then join the transposed update in one pass
+    # E (and H_new) pass through: gradient runs sum their later uses' cotangents in one pass
     H_new, psi_H, E = update_through(H, E, consts["cH"], consts["pml"], carry.psi_H, lay,
                                      electric=False, extra=xH)
     if consts.get("cut") is not None:  # conformal PEC faces (fdtd/conformal3d)
