@@ -168,11 +168,11 @@ if __name__ == "__main__":
 
 def test_hand_transpose_equals_autodiff():
     """Gradient runs take transpose3d's written-out transpose of the E and H updates (the
-    bulk transposed by JAX, each CPML slab's term over its window, added in place);
-    it equals autodiff's transpose of the same updates to rounding with the GPU's
-    choices (``combined`` CPML, TF/SF patches folded), the flux objective (DFT planes on
-    the CPML's doorstep) and a point intensity. (``per_face`` and in-place patches: the
-    finite-difference test above, whose CPU run takes them; measured equal to 1e-15.)"""
+    curl transposed by JAX from the materialised q = sign b ct, each CPML slab's term over
+    its window); it equals autodiff's transpose of the same updates to rounding with
+    ``combined`` CPML, TF/SF patches folded (the GPU's choice) and in place (the CPU's),
+    the flux objective (DFT planes on the CPML's doorstep) and a point intensity.
+    (``per_face``: the finite-difference test above, whose CPU run takes it.)"""
     import dataclasses
 
     import jax.numpy as jnp
@@ -192,9 +192,11 @@ def test_hand_transpose_equals_autodiff():
 
     rho = jnp.asarray(_rho(g.design.shape)[0])
     grads = []
-    for transpose in (True, False):
+    # written out with the patches folded and in place, then autodiff's
+    for transpose, fold in ((True, True), (True, False), (False, True)):
         g.solver.setup = dataclasses.replace(s, layout=dataclasses.replace(
-            s.layout, transpose=transpose, tfsf_fold=True))
+            s.layout, transpose=transpose, tfsf_fold=fold))
         grads.append(np.asarray(g.value_and_grad(objective)(rho)[1]))
     assert np.max(np.abs(grads[0])) > 0
-    np.testing.assert_allclose(grads[0], grads[1], rtol=0, atol=1e-12 * np.max(np.abs(grads[1])))
+    for got in grads[:2]:
+        np.testing.assert_allclose(got, grads[2], rtol=0, atol=1e-12 * np.max(np.abs(grads[2])))

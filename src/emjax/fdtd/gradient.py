@@ -19,10 +19,10 @@ The E and H updates go through :mod:`emjax.fdtd.transpose3d` in reverse (the gra
 run's layout sets ``transpose``): autodiff's own transpose of the CPML slab slices pads
 every slab term back to the whole grid inside one fused kernel (51 pads per cell); the
 written-out one passes the driving field through the update so that its cotangent is
-one fused pass, with each slab's term over its window. On an H200 at 256^3 value and
-gradient cost 4.30x the forward run with ``combined`` (autodiff's 4.54x) and 4.85x with
-``per_face`` (7.06x); on 2 CPU cores at 64^3 the reverse sweep is 3-4x faster than
-autodiff's; equal to it to 1e-15 (test).
+one fused pass of shifted reads, with each slab's term over its window. On an H200 at
+256^3 value and gradient cost 2.97x the forward run with ``combined`` (autodiff's
+4.1-4.5x) and 2.69x with ``per_face`` (7.07x); on 2 CPU cores at 64^3 the reverse
+sweep is 3-4x faster than autodiff's; equal to it to 1e-12 (test).
 The gradient run's CPML strategy (``cpml_strategy="auto"``) is the backend's: on a CPU
 ``per_face``, on a GPU the scenario's; the arithmetic is the same (the test holds the
 run to ``sim.run()`` at 1e-12).

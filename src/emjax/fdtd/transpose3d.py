@@ -8,11 +8,13 @@ the whole grid and XLA fuses all of those pads into one kernel (51 pads per cell
 
 Here the update is a ``jax.custom_vjp`` that also passes the driving field G through
 (``(F, G, ...) -> (F', psi', G)``), so that the cotangent of G from everything after
-the update arrives in its backward pass: G's cotangent is then one fused pass, the
-arriving cotangent plus the transposed bulk curl (as the forward update is one pass),
-and each slab's term, transposed over the slab's window of G (slab-sized work), joins
-it the way the forward update's slab terms join: zero-padded into the fused pass
-(``combined``) or added in place after it at the slab's start as data (``per_face``).
+the update arrives in its backward pass. The backward pass materialises q = sign b ct
+(b gathered at each cell, the walls' masks applied), then makes G's cotangent in one
+fused pass, the arriving cotangent plus the transposed curl of q (as the forward
+update is one pass), and each slab's term, transposed over the slab's window of G
+(slab-sized work), joins it the way the forward update's slab terms join: zero-padded
+into the pass (``combined``) or added in place after it at the slab's start as data
+(``per_face``). F's cotangent is a ct, fused into whatever reads it.
 A caller that keeps using the G it passed in instead of the one returned gets the same
 numbers; JAX then adds that use's cotangent in a separate pass.
 
@@ -31,11 +33,9 @@ from jax import lax
 from .cpml import CURL_TERMS, tangential
 from .update3d import (
     Layout,
-    _add_patches,
     _along,
     _curl,
     _mask,
-    _pad_patch,
     _update_fields,
     _window,
     _window_diff,
@@ -95,23 +95,29 @@ def _transposed(ct, coeffs, pml, lay: Layout, electric: bool, starts, shapes):
     spec = jax.ShapeDtypeStruct(ctF[0].shape, ctF[0].dtype)
     sign, fkey = (1.0, "E") if electric else (-1.0, "H")
 
-    def bulk(F, G, patches):
-        extra = _with_starts(starts, patches)
-        out = []
-        for comp in range(3):
-            curl = _curl(G, comp, lay, electric)
-            if extra is not None and lay.tfsf_fold:
-                for start, patch in extra[comp]:
-                    curl = curl + _pad_patch(patch.astype(curl.dtype), start, spec.shape)
-            a, b = coefficient(coeffs, comp)
-            o = _mask(a * F[comp] + sign * b * curl, comp, lay, electric)
-            if extra is not None and not lay.tfsf_fold:
-                o = _add_patches(o, extra[comp], coeffs, comp, sign)
-            out.append(o)
-        return tuple(out)
-
-    F_bar, G_bulk, p_bar = jax.linear_transpose(bulk, (spec,) * 3, (spec,) * 3, shapes)(
-        tuple(ctF))
+    # The bulk by hand: F's cotangent a ct; G's the transposed curl of q = sign b ct,
+    # with q materialised first, so that the whole-grid pass reads q at its neighbours
+    # (gathering b at shifted cells inside that pass, as linear_transpose of the update
+    # did, made it one kernel of 39 pads that took 6x a forward kernel on an H200).
+    masked = [_mask(ctF[c], c, lay, electric) for c in range(3)]
+    coef = [coefficient(coeffs, c) for c in range(3)]
+    q = lax.optimization_barrier([sign * b * m for (_, b), m in zip(coef, masked, strict=True)])
+    F_bar = tuple(a * m for (a, _), m in zip(coef, masked, strict=True))
+    G_bulk = jax.linear_transpose(lambda G: tuple(_curl(G, c, lay, electric) for c in range(3)),
+                                  (spec,) * 3)(tuple(q))[0]
+    p_bar = None
+    if shapes is not None:
+        p_bar = []
+        for c in range(3):
+            bars = []
+            for start, sd in zip(starts[c], shapes[c], strict=True):
+                sl = tuple(slice(s0, s0 + n) for s0, n in zip(start, sd.shape, strict=True))
+                # folded: inside the masked update (q there); in place: added after the
+                # mask, sign b patch
+                bar = q[c][sl] if lay.tfsf_fold else sign * coefficient(coeffs, c, sl)[1] \
+                    * ctF[c][sl]
+                bars.append(bar.astype(sd.dtype))
+            p_bar.append(bars)
     psi_bar = {s.key: {} for s in lay.slabs}
     windows: list[list[tuple[int, int, object, object]]] = [[], [], []]  # per G component
     for comp in range(3):
@@ -119,10 +125,7 @@ def _transposed(ct, coeffs, pml, lay: Layout, electric: bool, starts, shapes):
             if comp not in tangential(slab.axis):
                 continue
             (s_, src, ax) = next(t for t in CURL_TERMS[comp] if t[2] == slab.axis)
-            sl = slab.slices(spec.shape)
-            start = tuple(x.start for x in sl)
-            _, b = coefficient(coeffs, comp, sl)
-            ct_corr = sign * b * _mask(ctF[comp][sl], comp, lay, electric, start)
+            ct_corr = q[comp][slab.slices(spec.shape)]
             n = spec.shape[ax]
             lo, hi = _window(slab, n, electric)
             pb, pc, pk = pml[slab.key].of(fkey)
