@@ -8,7 +8,8 @@ Files ``emjax run`` writes, every one checked first (:mod:`emjax.io.targets`):
   ``--checkpoint-every`` steps and when SIGINT/SIGTERM stops the run;
 * ``<stem>.partial.h5`` beside the results: what an interrupted run had;
 * ``--figures`` (default the results' folder): figures and the output hooks' files,
-  all named ``<stem>_...``, and the ParaView files beside the results.
+  all named ``<stem>_...``, and the ParaView files beside the results;
+  ``--no-figures`` skips the hooks that draw (label "figure"), keeping the others.
 
 Missing folders are created; a folder that takes no file, a path that is a folder or
 lies under a regular file, and the run's own inputs (the scenario file, the
@@ -314,7 +315,7 @@ def _run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     _save(res, targets.results, "-o", "the results")
     print(f"results: {targets.results}")
-    _write_outputs(res, targets)
+    _write_outputs(res, targets, figures=not args.no_figures)
     meta = getattr(res, "metadata", None)
     meta = meta if isinstance(meta, dict) else {}
     # after the file is written, so in the printed line and the in-memory results only
@@ -335,13 +336,13 @@ def _save(res: Any, path: Path, what: str, label: str) -> None:
                           f"{what}, then run again") from None
 
 
-def _write_outputs(res: Any, targets: RunTargets) -> None:
+def _write_outputs(res: Any, targets: RunTargets, *, figures: bool = True) -> None:
     from .outputs import write_outputs
 
     try:
         for label, path in write_outputs(res, figures=targets.figures,
                                          results_dir=targets.results.parent,
-                                         stem=targets.results.stem):
+                                         stem=targets.results.stem, draw=figures):
             print(f"{label + ':':<8} {path}")
     except OSError as e:
         raise OutputError(f"results saved to '{targets.results}', but writing the figures "

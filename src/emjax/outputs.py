@@ -74,14 +74,17 @@ def output_hooks() -> list[OutputHook]:
 
 
 def write_outputs(res: Results, *, figures: Path, results_dir: Path,
-                  stem: str) -> list[tuple[str, Path]]:
+                  stem: str, draw: bool = True) -> list[tuple[str, Path]]:
     """Run every hook on ``res``; returns (label, path) of each file written.
 
     ``figures``: the folder of figures (and of hooks' other outputs); ``results_dir``:
-    the folder of the results file, for hooks registered ``beside_results``.
+    the folder of the results file, for hooks registered ``beside_results``; ``draw``
+    False skips the hooks labelled "figure" (``emjax run --no-figures``).
     """
     written: list[tuple[str, Path]] = []
     for hook in sorted(output_hooks(), key=_order):
+        if not draw and hook.label == "figure":
+            continue
         directory = Path(results_dir if hook.beside_results else figures)
         directory.mkdir(parents=True, exist_ok=True)
         written += [(hook.label, Path(p)) for p in hook.write(res, directory, stem)]

@@ -283,7 +283,9 @@ def test_nothing_is_written_outside_the_output_folders(tmp_path, monkeypatch, ca
             ([str(ok2d), "-o", "results/r.h5", "--figures", "figs", "--checkpoint-every", "1"],
              ["work/results", "work/figs"], "work/results/r.ckpt.h5"),
             ([str(ok3d), "-o", "res3/y.h5", "--figures", "figs3"],
-             ["work/res3", "work/figs3"], "work/res3/y_s.xdmf")]
+             ["work/res3", "work/figs3"], "work/res3/y_s.xdmf"),
+            ([str(ok3d), "-o", "res4/z.h5", "--figures", "figs4", "--no-figures"],
+             ["work/res4", "work/figs4"], "work/res4/z_s.xdmf")]
     for args, allowed, expected in runs:
         before = _tree(tmp_path)
         rc, _, err = _cli(["run", *args, "--steps", "2", "--no-progress"], capsys)
@@ -296,3 +298,6 @@ def test_nothing_is_written_outside_the_output_folders(tmp_path, monkeypatch, ca
         assert not [p for p in new if p.suffix == ".tmp" or "probe" in p.name], sorted(new)
     figures = {p.name for p in (work / "figs3").iterdir()}
     assert {"y_p.png", "y_w.png"} <= figures and all(n.startswith("y_") for n in figures)
+    # --no-figures: the results and the ParaView files, no drawing
+    assert not list((work / "figs4").glob("*.png")), list((work / "figs4").iterdir())
+    assert {p.name for p in (work / "res4").iterdir()} >= {"z.h5", "z_s.xdmf"}
