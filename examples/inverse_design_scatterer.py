@@ -100,8 +100,14 @@ def optimise(sim, sz: dict):
     def loss(rho, beta):  # log: the RCS spans decades; Adam then sees relative changes
         return -jnp.log(adjoint.rcs(*fields(rho, beta), box, THETA, PHI))
 
-    step = jax.jit(jax.value_and_grad(loss))
+    step = jax.jit(jax.value_and_grad(loss))  # compiled once: beta is traced
     opt = optax.adam(sz["rate"])
+
+    @jax.jit
+    def adam(rho, grad, state):
+        updates, state = opt.update(grad, state)
+        return jnp.clip(optax.apply_updates(rho, updates), 0.0, 1.0), state
+
     rho = jnp.full(reg.shape, 0.5)
     state = opt.init(rho)
     history = []
@@ -111,9 +117,8 @@ def optimise(sim, sz: dict):
         history.append(float(jnp.exp(-value)))
         if i == sz["steps"]:
             break
-        updates, state = opt.update(grad, state)
-        rho = jnp.clip(optax.apply_updates(rho, updates), 0.0, 1.0)
-    es, hs = fields(rho, beta)
+        rho, state = adam(rho, grad, state)
+    es, hs = jax.jit(fields)(rho, beta)
     s_np = solver.bistatic_rcs(sim, prep.st, np.asarray(es), np.asarray(hs), 3)
     # the H-plane sweep's middle angle is theta = 90 deg in the plane of k_hat and h_hat
     # (+y); the E-plane's (index 1 of 3) is +x, our direction
