@@ -373,9 +373,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--max-iter", type=_positive_int, metavar="N",
                    help="FDFD: stop the Krylov solve after at most N iterations")
     r.add_argument("--figures", metavar="DIR", help="figure directory (default: the output's)")
-    r.add_argument("--no-figures", action="store_true",
-                   help="draw no figures (the results, ParaView and S-matrix files are still "
-                        "written): batch runs and sweeps")
+    r.add_argument("--no-figures", action="store_true", help="draw no figures (the results, "
+                   "ParaView and S-matrix files are still written): batch runs and sweeps")
     r.add_argument("--no-progress", action="store_true", help="no progress bar")
     r.add_argument("--dry-run", action="store_true",
                    help="print the device memory the run needs, and whether it fits; run nothing")
