@@ -171,26 +171,34 @@ def test_hand_transpose_equals_autodiff():
     curl transposed by JAX from the materialised q = sign b ct, each CPML slab's term over
     its window); it equals autodiff's transpose of the same updates to rounding with
     ``combined`` CPML, TF/SF patches folded (the GPU's choice) and in place (the CPU's),
-    the flux objective (DFT planes on the CPML's doorstep) and a point intensity.
+    the flux objective (DFT planes on the CPML's doorstep), a point intensity and an RCS
+    (held to central differences too), with a dispersive (Debye) box in the scene.
     (``per_face``: the finite-difference test above, whose CPU run takes it.)"""
     import dataclasses
 
     import jax.numpy as jnp
 
+    import emjax as em
     from emjax.fdtd import gradient as fg
+    from emjax.model.dispersion import DebyePole, PoleMedium
 
     sim = fdtd_design(cells=18, pml=3, steps=24, source="planewave")
+    # a Debye box past the design region: its poles' update is differentiated too
+    water = PoleMedium(eps_inf=4.0, sigma=0.05, poles=[DebyePole(delta_eps=20.0, tau=8e-12)])
+    sim = sim.model_copy(update={"structures": [*sim.structures, em.Structure(
+        geometry=em.Box(center=(0, 0, 0.035), size=(0.04, 0.04, 0.01)), medium=water)]})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         g = fg.FDTDGradient(sim, checkpoints=0, cpml_strategy="combined")
     g.region(*FDTD_REGION, (3, 3, 2), eps_r=(1.0, 3.0), sigma=(0.0, 0.2))
     s = g.solver.setup
-    assert s.layout.transpose and s.layout.slabs
+    assert s.layout.transpose and s.layout.slabs and s.dispersive
 
     def objective(g_, out):
-        return _point(g_, out) + 1e20 * fg.flux(g_, out, "flux")[0]
+        return (_point(g_, out) + 1e20 * fg.flux(g_, out, "flux")[0]
+                + 1e3 * fg.rcs(g_, out, "far", np.radians(150.0), 0.0))
 
-    rho = jnp.asarray(_rho(g.design.shape)[0])
+    rho, d = (jnp.asarray(a) for a in _rho(g.design.shape))
     grads = []
     # written out with the patches folded and in place, then autodiff's
     for transpose, fold in ((True, True), (True, False), (False, True)):
@@ -200,3 +208,9 @@ def test_hand_transpose_equals_autodiff():
     assert np.max(np.abs(grads[0])) > 0
     for got in grads[:2]:
         np.testing.assert_allclose(got, grads[2], rtol=0, atol=1e-12 * np.max(np.abs(grads[2])))
+    # and the objective's derivative (the RCS term's near-to-far transform in JAX
+    # included) against central differences
+    f, h = g.forward(objective), 1e-5
+    fd = (float(f(rho + h * d)) - float(f(rho - h * d))) / (2 * h)
+    dd = float(np.sum(grads[0] * np.asarray(d)))
+    assert abs(fd - dd) <= 1e-6 * abs(dd), (fd, dd)

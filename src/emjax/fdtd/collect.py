@@ -126,17 +126,24 @@ def _near_to_far(s: FDTDSetup, sim, state, k: int, m, lo, hi):
               "normals": nrm, "weights": wts}
     attrs = {"eps_r": bg.eps_r, "mu_r": bg.mu_r, "box_lo": list(lo), "box_hi": list(hi)}
     if s.planewaves:
-        pw, box = s.planewaves[0]
+        pw, _ = s.planewaves[0]
         inc = np.asarray(jax.device_get(state.n2f_inc[k]), np.complex128)
-        # The incident spectrum at the TF/SF box's centre (its phase reference).
-        centre = s.grid.lower + 0.5 * (np.array(box.lo) + np.array(box.hi)) * np.array(
-            s.grid.spacing)
-        idx, w = box.aux.interpolation(np.array([box.s_of(centre)]), "e")
-        data["E_inc"] = sum(inc[:, idx[0] + j] * w[0, j] for j in range(w.shape[1]))
+        data["E_inc"], centre = incident_spectrum(s, inc)
         attrs.update(incident_point=centre.tolist(), k_hat=pw.k_hat.tolist(),
                      e_hat=pw.e_hat.tolist())
     return MonitorData(name=m.name, kind="NearToFar", data=data, coords=coords,
                        attrs=attrs)
+
+
+def incident_spectrum(s: FDTDSetup, inc):
+    """(the plane wave's incident spectrum per frequency, V/m s, at the TF/SF box's
+    centre, its phase reference; the centre in m) from a NearToFar monitor's incident
+    accumulator ``inc`` (nf, auxiliary grid samples): NumPy or JAX arrays."""
+    _, box = s.planewaves[0]
+    centre = s.grid.lower + 0.5 * (np.array(box.lo) + np.array(box.hi)) * np.array(
+        s.grid.spacing)
+    idx, w = box.aux.interpolation(np.array([box.s_of(centre)]), "e")
+    return sum(inc[:, idx[0] + j] * w[0, j] for j in range(w.shape[1])), centre
 
 
 def port_record(port, v_port: np.ndarray, dt: float):

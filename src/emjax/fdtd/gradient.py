@@ -37,7 +37,7 @@ edge cuts a cell. The density pipeline (:func:`emjax.grid.design.conic_filter`,
 :func:`~emjax.grid.design.tanh_projection`) and the checks are shared with FDFD.
 
 Objectives are plain JAX functions of :meth:`FDTDGradient.run`'s outputs:
-:func:`dft_field`, :func:`point_intensity`, :func:`flux`.
+:func:`dft_field`, :func:`point_intensity`, :func:`flux`, :func:`rcs`.
 """
 
 from __future__ import annotations
@@ -51,14 +51,16 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from ..analysis import nf2ff
 from ..constants import eps0
 from ..errors import SetupError
 from ..grid.design import check_cells, check_parameters
 from ..grid.yee import COMPONENTS, OFFSETS
 from ..model import Medium
 from ..model.dispersion import PoleMedium
-from .collect import flux_spectrum
+from .collect import flux_spectrum, incident_spectrum
 from .cpml import CURL_TERMS
+from .neartofar import surface
 from .setup import _on_accelerator, _rasterize, e_update
 from .solver import FDTDSolver, _chunk, _step3d
 
@@ -425,5 +427,26 @@ def flux(g: FDTDGradient, out: dict, name: str) -> jax.Array:
     raise SetupError(f"no FluxMonitor named {name!r}")
 
 
+def rcs(g: FDTDGradient, out: dict, name: str, theta: float, phi: float,
+        f: int = 0) -> jax.Array:
+    """Bistatic RCS (m^2) toward (``theta``, ``phi``) rad at frequency ``f`` of NearToFar
+    monitor ``name``: the far field of its Huygens box over the plane wave's incident
+    spectrum, as ``Results[name].rcs`` computes it (the one near-to-far transform,
+    :mod:`emjax.analysis.nf2ff`, with JAX arrays)."""
+    k = next((k for k, n2f in enumerate(g.setup.n2f) if n2f[0].name == name), None)
+    if k is None:
+        raise SetupError(f"no NearToFar monitor named {name!r}")
+    m, lo, hi, _ = g.setup.n2f[k]
+    if not g.setup.planewaves:
+        raise SetupError(f"NearToFar '{name}': an RCS objective needs a PlaneWave source")
+    s, bg = g.setup, g.solver.sim.background
+    pts, nrm, wts, E, H = surface(lo, hi, s.grid.spacing, s.grid.lower,
+                                  out["state"].n2f[k], xp=jnp)
+    Et, Ep = nf2ff.far_field(pts, nrm, wts, E[f], H[f], float(m.frequencies[f]), theta, phi,
+                             eps_r=bg.eps_r, mu_r=bg.mu_r, xp=jnp)
+    inc, _ = incident_spectrum(s, out["state"].n2f_inc[k])
+    return nf2ff.rcs(Et, Ep, inc[f], xp=jnp)
+
+
 __all__ = ["DesignRegion", "FDTDGradient", "design_region", "dft_field", "flux",
-           "point_intensity"]
+           "point_intensity", "rcs"]

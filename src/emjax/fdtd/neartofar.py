@@ -45,11 +45,13 @@ def regions(lo, hi) -> list[tuple[int, slice, slice, slice]]:
     return out
 
 
-def surface(lo, hi, spacing, lower, acc: list[np.ndarray]):
+def surface(lo, hi, spacing, lower, acc: list, *, xp=np):
     """Surface samples and fields from the accumulated spectra ``acc`` (as
     :func:`regions` orders them, each (nf, *slice shape)).
 
-    Returns points (P, 3) m, normals (P, 3), weights (P,) m^2, E and H (nf, P, 3).
+    Returns points (P, 3) m, normals (P, 3), weights (P,) m^2 (NumPy), E and H (nf, P,
+    3): complex128 NumPy arrays, or with ``xp = jax.numpy`` JAX arrays of the
+    accumulators' dtype (for objectives of :mod:`emjax.fdtd.gradient`).
     """
     d = np.asarray(spacing, dtype=np.float64)
     low = np.asarray(lower, dtype=np.float64)
@@ -60,22 +62,24 @@ def surface(lo, hi, spacing, lower, acc: list[np.ndarray]):
         for side, a_f in ((-1.0, lo[ax]), (1.0, hi[ax])):
             t1, t2 = tangential(ax)
             n1, n2 = hi[t1] - lo[t1], hi[t2] - lo[t2]
-            E = np.zeros((nf, n1, n2, 3), np.complex128)
-            H = np.zeros((nf, n1, n2, 3), np.complex128)
+            E: list = [None] * 3
+            H: list = [None] * 3
             for t in (t1, t2):
                 u = 3 - ax - t
                 e_acc, h_acc = acc[k], acc[k + 1]
                 k += 2
                 # Move axes to (f, ax, t, u) order.
-                e = np.moveaxis(e_acc, (1 + ax, 1 + t, 1 + u), (1, 2, 3))[:, 0]
+                e = xp.moveaxis(e_acc, (1 + ax, 1 + t, 1 + u), (1, 2, 3))[:, 0]
                 e = 0.5 * (e[:, :, :-1] + e[:, :, 1:])
-                h = np.moveaxis(h_acc, (1 + ax, 1 + t, 1 + u), (1, 2, 3))
+                h = xp.moveaxis(h_acc, (1 + ax, 1 + t, 1 + u), (1, 2, 3))
                 h = 0.5 * (h[:, 0] + h[:, 1])
                 h = 0.5 * (h[:, :-1, :] + h[:, 1:, :])
                 # Now (f, t, u); put in (f, t1, t2) order.
                 if t != t1:
-                    e, h = np.swapaxes(e, 1, 2), np.swapaxes(h, 1, 2)
-                E[..., t], H[..., t] = e, h
+                    e, h = xp.swapaxes(e, 1, 2), xp.swapaxes(h, 1, 2)
+                E[t], H[t] = e, h
+            E[ax] = H[ax] = xp.zeros_like(E[t1])  # no normal components on the face
+            cdt = np.complex128 if xp is np else E[t1].dtype
             c1 = low[t1] + (lo[t1] + 0.5 + np.arange(n1)) * d[t1]
             c2 = low[t2] + (lo[t2] + 0.5 + np.arange(n2)) * d[t2]
             P = np.zeros((n1, n2, 3))
@@ -86,10 +90,10 @@ def surface(lo, hi, spacing, lower, acc: list[np.ndarray]):
             pts.append(P.reshape(-1, 3))
             nrm.append(nv)
             wts.append(np.full(n1 * n2, d[t1] * d[t2]))
-            Es.append(E.reshape(nf, -1, 3))
-            Hs.append(H.reshape(nf, -1, 3))
+            Es.append(xp.stack(E, axis=-1).astype(cdt).reshape(nf, -1, 3))
+            Hs.append(xp.stack(H, axis=-1).astype(cdt).reshape(nf, -1, 3))
     return (np.concatenate(pts), np.concatenate(nrm), np.concatenate(wts),
-            np.concatenate(Es, axis=1), np.concatenate(Hs, axis=1))
+            xp.concatenate(Es, axis=1), xp.concatenate(Hs, axis=1))
 
 
 def surface_bytes(lo, hi, nf: int, item: int) -> int:

@@ -31,7 +31,8 @@ def fdtd_design(cells: int = 24, pml: int = 6, steps: int = 300, source: str = "
     """FDTD3D on ``cells``^3 cells of ``spacing`` (1 cm) with a ``pml``-cell CPML, a
     Gaussian pulse (3 GHz centre, 2 GHz width), ``steps`` steps. ``source``: "dipole"
     (an x dipole 5 cells below the centre) or "planewave" (an x-polarised plane wave
-    along +z, TF/SF box 2 cells inside the CPML). A lossy slab (eps_r 2, ``sigma`` S/m,
+    along +z, TF/SF box 2 cells inside the CPML, and a NearToFar box ``far`` at 3 GHz
+    one cell inside the CPML, for RCS objectives). A lossy slab (eps_r 2, ``sigma`` S/m,
     6 x 6 x 1 cells) 1.5 cells above the centre. Monitors: a DFT plane ``dft`` of E at
     3 GHz 3 cells above the centre (3 x 3 nodes) and a flux plane ``flux`` 5 cells
     above it (10 x 10 cells). The design region of the gradient checks: the box -3..3 x
@@ -42,6 +43,7 @@ def fdtd_design(cells: int = 24, pml: int = 6, steps: int = 300, source: str = "
         DFTMonitor,
         FluxMonitor,
         GaussianPulse,
+        NearToFar,
         PlaneWave,
         PointDipole,
     )
@@ -62,7 +64,9 @@ def fdtd_design(cells: int = 24, pml: int = 6, steps: int = 300, source: str = "
         monitors=[DFTMonitor(name="dft", center=(0, 0, 3 * d), size=(2 * d, 2 * d, 0),
                              components=["Ex", "Ey", "Ez"], frequencies=[3e9]),
                   FluxMonitor(name="flux", center=(0, 0, 5 * d), size=(10 * d, 10 * d, 0),
-                              frequencies=[3e9])],
+                              frequencies=[3e9]),
+                  *([] if source == "dipole" else
+                    [NearToFar(name="far", frequencies=[3e9], margin=1)])],
         boundary=CPML(thickness=pml), steps=steps, dtype=dtype)
 
 

@@ -5,12 +5,14 @@
 6-cell CPML, 300 steps of a 3 GHz Gaussian pulse, and a design region of 6 x 6 x 3 cm
 (6 x 6 x 3 = 108 parameters, 3 cells of the region cut by sub-cell weights along z
 where its edge falls between E nodes) through a conic filter (radius 1.5) and a tanh
-projection (beta 2). Two cases: **lossy**, an x dipole below the region, eps_r 1..3
-and sigma 0..0.2 S/m in the region (the case a time-reversed adjoint gets wrong) and a
-lossy slab (sigma 0.1 S/m) above it; **lossless**, an x-polarised TF/SF plane wave,
-eps_r 1..3, sigma 0 everywhere. Two objectives each: |E|^2 of the 3 GHz DFT at a point
-past the region (:func:`~emjax.fdtd.gradient.point_intensity`) and the 3 GHz flux
-through a plane (:func:`~emjax.fdtd.gradient.flux`). Reverse-mode directional
+projection (beta 2), lit by an x-polarised TF/SF plane wave along +z. Two cases:
+**lossy**, eps_r 1..3 and sigma 0..0.2 S/m in the region (the case a time-reversed
+adjoint gets wrong) and a lossy slab (sigma 0.1 S/m) above it; **lossless**, eps_r
+1..3, sigma 0 everywhere. Three objectives each: |E|^2 of the 3 GHz DFT at a point
+past the region (:func:`~emjax.fdtd.gradient.point_intensity`), the 3 GHz flux
+through a plane (:func:`~emjax.fdtd.gradient.flux`) and the 3 GHz bistatic RCS toward
+theta = 150 deg, phi = 0 from the NearToFar box (:func:`~emjax.fdtd.gradient.rcs`).
+(Point sources: tests/fdtd/test_gradient.py's lossy dipole case.) Reverse-mode directional
 derivatives along a random direction against central differences at h = 1e-3 .. 1e-5,
 float64; metric: the smallest relative difference over h; limit 1e-4 (issue 22). The
 same gradients in float32 are reported against the float64 ones (no limit). Also: the
@@ -31,7 +33,9 @@ import numpy as np
 from ..records import Check
 
 STEPS = (1e-3, 1e-4, 1e-5)
-NAMES = ("point intensity |E(3 GHz)|^2", "flux through z plane (3 GHz)")
+NAMES = ("point intensity |E(3 GHz)|^2", "flux through z plane (3 GHz)",
+         "RCS toward theta 150 deg (3 GHz)")
+RCS_ANGLES = (np.radians(150.0), 0.0)
 
 
 def _case(source: str, sigma: tuple, slab_sigma: float, dtype: str, cells: int, pml: int,
@@ -50,13 +54,14 @@ def _case(source: str, sigma: tuple, slab_sigma: float, dtype: str, cells: int, 
         warnings.simplefilter("ignore")  # a coarse grid for a broad pulse, on purpose
         g = fg.FDTDGradient(sim, checkpoints=checkpoints)
     reg = g.region(*FDTD_REGION, (6, 6, 3), eps_r=(1.0, 3.0), sigma=sigma)
-    scale = jnp.asarray([1e20, 1e18], g.setup.dtype)  # O(1) values for float32
+    scale = jnp.asarray([1e20, 1e18, 1e3], g.setup.dtype)  # O(1) values for float32
 
     def objectives(rho, args):
         rho = tanh_projection(conic_filter(rho, 1.5), 2.0)
         out = g.run(rho, args)
         return scale * jnp.stack([fg.point_intensity(g, out, "dft", (1, 1, 0)),
-                                  fg.flux(g, out, "flux")[0]])
+                                  fg.flux(g, out, "flux")[0],
+                                  fg.rcs(g, out, "far", *RCS_ANGLES)])
 
     ftype = g.setup.dtype
     rho0 = (0.5 + 0.2 * jax.random.uniform(jax.random.PRNGKey(0), reg.shape, minval=-1)
@@ -79,13 +84,13 @@ def _case(source: str, sigma: tuple, slab_sigma: float, dtype: str, cells: int, 
 
 def grad_fdtd(cells: int = 24, pml: int = 6, steps: int = 300, limit: float = 1e-4,
               checkpoints: int | None = None) -> list[Check]:
-    """Directional derivatives of two objectives, two cases, vs central differences."""
+    """Directional derivatives of three objectives, two cases, vs central differences."""
     import jax
 
     jax.config.update("jax_enable_x64", True)
     case = "grad-fdtd"
     out = []
-    for label, source, sigma, slab in (("lossy", "dipole", (0.0, 0.2), 0.1),
+    for label, source, sigma, slab in (("lossy", "planewave", (0.0, 0.2), 0.1),
                                        ("lossless", "planewave", (0.0, 0.0), 0.0)):
         dd, f0, errs, t_grad, k = _case(source, sigma, slab, "float64", cells, pml, steps,
                                         checkpoints, True)
