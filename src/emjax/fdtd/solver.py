@@ -24,6 +24,7 @@ from ..driver.environment import environment
 from ..driver.guard import measured
 from ..driver.monitors import frame_buffers, frames_taken, sampled, scan_with_frames, store_frames
 from ..driver.precision import needs_x64, require_x64
+from ..driver.zeros import zeros_of
 from ..errors import InstabilityError, SetupError
 from ..grid.yee import COMPONENTS
 from . import anisotropic, auxgrid, dispersive
@@ -62,13 +63,11 @@ class FDTDSolver:
 
     def __init__(self, sim, *, chunk: int | None = None, check_memory: bool = True,
                  devices=None, shard_axis: str = "x", align: int | None = None):
-        """``align``: z alignment of the stored arrays (None: the backend's,
-        ``setup.align_z``; tests force padding on a CPU with 4)."""
+        """``align``: z alignment of the arrays (None: the backend's ``setup.align_z``)."""
         self.born = mark()  # the set-up time starts here
         require_x64(needs_x64(sim.dtype))
         self.chunk = chunk or loop.default_chunk(sim.num_steps)
-        # Split along z, the padding could break the even split the user chose; the
-        # shards' own z extent decides their alignment there anyway.
+        # split along z, padding could break the user's even split (shards align anyway)
         if devices is not None and shard_axis in ("z", 2):
             align = 1
         if devices is not None and getattr(sim, "conformal_pec", False):
@@ -91,7 +90,8 @@ class FDTDSolver:
             self.setup = dataclasses.replace(self.setup, layout=dataclasses.replace(
                 self.setup.layout, tfsf_fold=True))
             self.placement = placement(self.setup.grid.shape, devices, shard_axis)
-            self.init_state = self.placement.materialize(self.init_state)
+        self.init_state = (self.placement.materialize(self.init_state) if devices is not None
+                           else partial(zeros_of, self.init_state))  # no compile per shape
         s = self.setup
         src_comps = sorted({e.comp for e in s.sources})
         self._src_cols = {c: [k for k, e in enumerate(s.sources) if e.comp == c] for c in src_comps}

@@ -10,6 +10,8 @@ checkpoints and SIGINT/SIGTERM handling are :mod:`emjax.driver`'s.
 
 from __future__ import annotations
 
+from functools import partial
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -18,6 +20,7 @@ from ..constants import eps0
 from ..driver.compile_cache import mark
 from ..driver.loop import default_chunk
 from ..driver.precision import needs_x64, require_x64
+from ..driver.zeros import zeros_of
 from ..grid.yee import COMPONENTS
 from . import auxgrid, dispersive
 from .collect import region_shape
@@ -68,6 +71,7 @@ class FDTD2DSolver(FDTDSolver):
         self._src_cols = {k: [i for i, kk in enumerate(keys) if kk == k] for k in sorted(set(keys))}
         self._consts = None
         self._compiled: dict[tuple[int, bool], object] = {}  # (length, measured)
+        self.init_state = partial(zeros_of, self.init_state)
         setup = s
 
         def field(E, H, name: str):
