@@ -85,15 +85,16 @@ def fast_diag(shape, spacing, shift: complex, kw_wall: complex, s_int=None, s_ha
         raise ValueError(f"shift = {shift}, kw_wall = {kw_wall}: both must be nonzero (1/m^2; "
                          "e.g. shift = k0^2 eps_bg, kw_wall = -k0^2)")
     fwd_h, inv_h, fwd_i, inv_i, sig = [], [], [], [], []
+    done: dict = {}  # axes alike (a cube's) share one eigendecomposition and its arrays
     for b, (n, d) in enumerate(zip(shape, spacing, strict=True)):
         si = np.ones(n) if s_int is None else np.asarray(s_int[b])
         sh = np.ones(n) if s_half is None else np.asarray(s_half[b])
-        ue, uie, v, vi, sg = _axis_basis(si, sh, d)
-        fwd_h.append(jnp.asarray(vi))
-        inv_h.append(jnp.asarray(v))
-        fwd_i.append(jnp.asarray(uie))
-        inv_i.append(jnp.asarray(ue))
-        sig.append(jnp.asarray(sg))
+        key = (float(d), si.tobytes(), sh.tobytes())
+        if key not in done:
+            ue, uie, v, vi, sg = _axis_basis(si, sh, d)
+            done[key] = tuple(jnp.asarray(m) for m in (vi, v, uie, ue, sg))
+        for out, m in zip((fwd_h, inv_h, fwd_i, inv_i, sig), done[key], strict=True):
+            out.append(m)
     return {"fwd": (tuple(fwd_h), tuple(fwd_i)), "inv": (tuple(inv_h), tuple(inv_i)),
             "sig": tuple(sig), "shift": jnp.asarray(complex(shift)),
             "inv_wall": jnp.asarray(1.0 / complex(kw_wall)), "r": r,

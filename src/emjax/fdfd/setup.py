@@ -13,7 +13,8 @@ cuts, the diagonal of the anisotropic smoothed tensor of Farjadpour et al. (2006
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -28,14 +29,39 @@ from ..model.geometry import Voxels
 from ..model.media import PEC
 
 
+@dataclass(frozen=True)
+class Geometry:
+    """What does not depend on the frequency: the grid, the rasterized material map and
+    the sub-pixel cuts of each structure (filled on first use). A frequency sweep builds
+    it once (:func:`geometry`) and hands it to :func:`build` at every frequency."""
+
+    grid: YeeGrid
+    raster: object  # grid.rasterize.MaterialMap
+    cuts: dict = field(default_factory=dict)  # (structure index, component) -> subpixel cut
+
+    def cut(self, k: int, comp: str, geom):
+        if (k, comp) not in self.cuts:
+            self.cuts[k, comp] = subpixel.cut_samples(self.grid, comp, geom)
+        return self.cuts[k, comp]
+
+
+def geometry(sim) -> Geometry:
+    """The frequency-independent part of :func:`build` for ``sim``."""
+    dom = sim.domain
+    grid = YeeGrid(cells=dom.cells, spacing=dom.spacing3, lower=dom.lower)
+    return Geometry(grid=grid, raster=rasterize(grid, sim.background, sim.structures))
+
+
 @dataclass
 class FDFDSetup:
-    """Everything the solver needs, as NumPy arrays (see :mod:`emjax.fdfd.operator`)."""
+    """Everything the solver needs, as NumPy arrays (see :mod:`emjax.fdfd.operator`).
+
+    The whole-grid ``eps`` and ``mu`` are formed on first use only: the separable path
+    reads the medium tables, indices and smoothed samples instead (at 96^3 the two
+    complex arrays cost 85 MB and two gathers per sweep frequency)."""
 
     grid: YeeGrid
     omega: float
-    eps: np.ndarray  # (3, nx, ny, nz) complex, absolute permittivity at E samples, F/m
-    mu: np.ndarray  # (3, nx, ny, nz) complex, absolute permeability at H samples, H/m
     s_int: tuple  # per axis, stretch at integer nodes (n,)
     s_half: tuple  # per axis, stretch at half nodes (n,)
     warnings: list
@@ -44,6 +70,33 @@ class FDFDSetup:
     eps_table: np.ndarray | None = None  # eps (F/m) of each rasterized medium at omega
     eps_index: tuple = ()  # per E component, the medium index of each sample
     smoothed: tuple = ((), (), ())  # per E component, index tuple of smoothed samples
+    smoothed_eps: tuple = ((), (), ())  # per E component, their eps_aa (F/m)
+    mu_table: np.ndarray | None = None  # mu (H/m) of each rasterized medium at omega
+    mu_index: tuple = ()  # per H component, the medium index of each sample
+
+    @cached_property
+    def eps(self) -> np.ndarray:
+        """(3, nx, ny, nz) complex absolute permittivity at the E samples, F/m (the
+        smoothed diagonal where the smoothing wrote one)."""
+        eps = np.stack([self.eps_table[i] for i in self.eps_index])
+        for a, (at, v) in enumerate(zip(self.smoothed, self.smoothed_eps, strict=True)):
+            if len(at):
+                eps[a][at] = v
+        return eps
+
+    @cached_property
+    def mu(self) -> np.ndarray:
+        """(3, nx, ny, nz) complex absolute permeability at the H samples, H/m."""
+        return np.stack([self.mu_table[i] for i in self.mu_index])
+
+    @cached_property
+    def magnetic(self) -> bool:
+        """Whether any H sample has mu != mu0 (from the media present, not the arrays)."""
+        n = len(self.mu_table)
+        used = np.zeros(n, bool)
+        for i in self.mu_index:
+            used |= np.bincount(np.ravel(i), minlength=n)[:n] > 0
+        return bool(np.any(self.mu_table[used] != mu0))
 
 
 def pml_stretch(n: int, d: float, t: int, pml, omega: float) -> tuple[np.ndarray, np.ndarray]:
@@ -94,62 +147,78 @@ def _medium_mu(m, omega):
     return mu0 * complex(m.mu_r, -m.sigma_m / (omega * mu0))
 
 
-def build(sim) -> FDFDSetup:
-    """Grid, material and stretch arrays of ``sim``; raises before large allocations."""
+def build(sim, geo: Geometry | None = None) -> FDFDSetup:
+    """Grid, material and stretch arrays of ``sim``; raises before large allocations.
+    ``geo``: :func:`geometry` of ``sim`` (or of the sweep it belongs to), built here if
+    None."""
     pml = sim.boundary.thickness  # the one read of the PML's cells
     msgs = check_resolution(sim, pml)
-    dom = sim.domain
-    grid = YeeGrid(cells=dom.cells, spacing=dom.spacing3, lower=dom.lower)
+    geo = geo or geometry(sim)
+    grid, mm = geo.grid, geo.raster
     omega = sim.omega
-    mm = rasterize(grid, sim.background, sim.structures)
     eps_tab = np.array([_medium_eps(m, omega) for m in mm.media])
     mu_tab = np.array([_medium_mu(m, omega) for m in mm.media])
-    eps = np.stack([eps_tab[mm.index[c]] for c in ("Ex", "Ey", "Ez")])
-    mu = np.stack([mu_tab[mm.index[c]] for c in ("Hx", "Hy", "Hz")])
-    couplings, smoothed = (), ((), (), ())
+    couplings, smoothed, values = (), ((), (), ()), ((), (), ())
     if sim.subpixel and sim.structures:
-        couplings, smoothed = _average(grid, mm.media, mm.index, eps, sim, omega)
+        couplings, smoothed, values = _average(geo, sim, eps_tab, omega)
     s_int, s_half = [], []
     for a in range(3):
         si, sh = pml_stretch(grid.cells[a], grid.spacing[a], pml, sim.boundary, omega)
         s_int.append(si)
         s_half.append(sh)
-    return FDFDSetup(grid=grid, omega=omega, eps=eps, mu=mu, s_int=tuple(s_int),
-                     s_half=tuple(s_half), warnings=msgs, pml=pml, couplings=couplings,
-                     eps_table=eps_tab, eps_index=tuple(mm.index[c] for c in ("Ex", "Ey", "Ez")),
-                     smoothed=smoothed)
+    return FDFDSetup(grid=grid, omega=omega, s_int=tuple(s_int), s_half=tuple(s_half),
+                     warnings=msgs, pml=pml, couplings=couplings, eps_table=eps_tab,
+                     eps_index=tuple(mm.index[c] for c in ("Ex", "Ey", "Ez")),
+                     smoothed=smoothed, smoothed_eps=values, mu_table=mu_tab,
+                     mu_index=tuple(mm.index[c] for c in ("Hx", "Hy", "Hz")))
 
 
-def _average(grid, media, index: dict, eps: np.ndarray, sim, omega) -> tuple:
-    """Smoothed eps at E samples cut by a structure's surface (the diagonal in place,
-    the off-diagonal entries returned as :class:`emjax.grid.subpixel.Couplings`, F/m,
-    with the index tuples of the samples overwritten per component):
-    the tensor of :mod:`emjax.grid.subpixel` with the complex eps of both media at
-    omega (so lossy and dispersive media are smoothed exactly at this frequency)."""
+def _average(geo: Geometry, sim, eps_tab: np.ndarray, omega) -> tuple:
+    """(couplings, smoothed, values): the smoothed tensor's diagonal eps_aa at the E
+    samples cut by a structure's surface (``smoothed[a]`` their index tuples, ``values[a]``
+    eps_aa there, F/m; a later structure overwrites an earlier one's samples) and its
+    off-diagonal entries as :class:`emjax.grid.subpixel.Couplings`: the tensor of
+    :mod:`emjax.grid.subpixel` with the complex eps of both media at omega (so lossy and
+    dispersive media are smoothed exactly at this frequency)."""
+    media, index = geo.raster.media, geo.raster.index
     eps_b = _medium_eps(sim.background, omega)
     entries: dict = {}
     written: list[list] = [[], [], []]
-    for s in sim.structures:
+    for k, s in enumerate(sim.structures):
         if isinstance(s.geometry, Voxels) or isinstance(s.medium, PEC):
             continue
         mid = next(i for i, x in enumerate(media) if x == s.medium)
         eps_s = _medium_eps(s.medium, omega)
         for a, c in enumerate(("Ex", "Ey", "Ez")):
-            cut = subpixel.cut_samples(grid, c, s.geometry)
+            cut = geo.cut(k, c, s.geometry)
             if cut.fill.size == 0:
                 continue
             own = np.isin(index[c][cut.index], (0, mid))
             at = tuple(v[own] for v in cut.index)
             f, n = cut.fill[own], cut.normal[own]
-            eps[a][at] = subpixel.tensor_eps(f, n[:, a], n[:, a], True, eps_s, eps_b)
-            written[a].append(np.stack(at, 1))
+            written[a].append((np.stack(at, 1),
+                               subpixel.tensor_eps(f, n[:, a], n[:, a], True, eps_s, eps_b)))
             for b in range(3):
                 if b != a:
                     entries.setdefault((a, b), []).append(
                         (np.stack(at, 1), subpixel.tensor_eps(f, n[:, a], n[:, b], False,
                                                               eps_s, eps_b)))
-    smoothed = tuple(tuple(np.concatenate(w).T) if w else () for w in written)
-    return subpixel.couple(entries, dict.fromkeys(range(3), grid.shape)), smoothed
+    smoothed, values = [], []
+    for a in range(3):
+        if not written[a]:
+            smoothed.append(())
+            values.append(())
+            continue
+        pts = np.concatenate([p for p, _ in written[a]])
+        val = np.concatenate([v for _, v in written[a]])
+        # the last write of a sample wins, as the in-place writes did
+        flat = np.ravel_multi_index(pts.T, geo.grid.shape)
+        _, last = np.unique(flat[::-1], return_index=True)
+        keep = len(flat) - 1 - last
+        smoothed.append(tuple(pts[keep].T))
+        values.append(val[keep])
+    couplings = subpixel.couple(entries, dict.fromkeys(range(3), geo.grid.shape))
+    return couplings, tuple(smoothed), tuple(values)
 
 
 # ----------------------------------------------------------------- coefficients

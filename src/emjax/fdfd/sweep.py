@@ -26,8 +26,9 @@ import numpy as np
 
 from ..driver.compile_cache import cache_report, compile_counter, mark
 from ..driver.loop import progress_bar
+from ..driver.memory import refuse_if_too_large
 from ..errors import SetupError
-from . import solver
+from . import setup, solver
 
 
 def run_sweep(sim, *, progress: bool = False, checkpoint_every: int | None = None,
@@ -43,10 +44,17 @@ def run_sweep(sim, *, progress: bool = False, checkpoint_every: int | None = Non
     runs, e_prev = [], None
     bar = progress_bar(len(sim.sweep), progress, unit="freq")
     t_all = time.perf_counter()
+    geo = None
     try:
         for i, f in enumerate(sim.sweep):
             one = sim.at(f)
-            prep = solver.prepare(one)
+            t_geo = time.perf_counter()
+            if geo is None:  # the grid, the rasterized media and the cuts: once
+                refuse_if_too_large(sim.name, setup.estimate(one))
+                geo = setup.geometry(one)
+            t_geo = time.perf_counter() - t_geo
+            prep = solver.prepare(one, geo=geo)
+            prep.setup_time += t_geo  # the first frequency's set-up holds the geometry's
             x0 = None
             if sim.solver.warm_start and e_prev is not None:
                 x0 = solver.initial_guess(prep, e_prev)
