@@ -15,6 +15,7 @@ NumPy version took 0.28 s of each frequency's set-up on 2 CPU cores.
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -29,14 +30,19 @@ def plane_wave(grid: YeeGrid, k_hat, e_hat, amplitude: float, k0: float, field: 
     comps = ("Ex", "Ey", "Ez") if field == "E" else ("Hx", "Hy", "Hz")
     vec = np.asarray(e_hat if field == "E" else np.cross(k_hat, e_hat), dtype=float)
     amp = amplitude if field == "E" else amplitude / eta0
-    out = []
+    lines = []
     for a, c in enumerate(comps):
         x, y, z = (np.exp(-1j * k0 * k_hat[b] * u) for b, u in enumerate(grid.coords(c)))
-        x = (amp * vec[a]) * x  # the amplitude on the shortest factor's side
-        out.append(jnp.asarray(x.astype(dtype))[:, None, None]
-                   * jnp.asarray(y.astype(dtype))[None, :, None]
-                   * jnp.asarray(z.astype(dtype))[None, None, :])
-    return jnp.stack(out)
+        x = (amp * vec[a]) * x  # the amplitude on the first factor
+        lines.append(tuple(v.astype(dtype) for v in (x, y, z)))
+    return _outer3(tuple(lines))
+
+
+@jax.jit
+def _outer3(lines):
+    """(3, nx, ny, nz): per component the outer product of its three 1D factors."""
+    return jnp.stack([x[:, None, None] * y[None, :, None] * z[None, None, :]
+                      for x, y, z in lines])
 
 
 def rhs(grid: YeeGrid, contrast, inc, omega: float, dtype=np.complex128, magnetic=None,

@@ -41,6 +41,9 @@ position), never stored in 3D.
 
 from __future__ import annotations
 
+from functools import partial
+
+import jax
 import jax.numpy as jnp
 from jax import lax
 
@@ -62,8 +65,8 @@ def _bwd(v, axis):
     return jnp.diff(v, axis=axis, prepend=jnp.zeros_like(lax.slice_in_dim(v, 0, 1, axis=axis)))
 
 
-def wall_mask(shape):
-    """Boolean (3, nx, ny, nz): False for E tangential to a lower wall (index 0)."""
+@partial(jax.jit, static_argnums=0)  # one executable per shape, not a dozen eager ops
+def _wall_mask(shape):
     out = []
     for a in range(3):
         m = jnp.ones(shape, dtype=bool)
@@ -72,6 +75,11 @@ def wall_mask(shape):
                 m = m & (lax.broadcasted_iota(jnp.int32, shape, b) > 0)
         out.append(m)
     return jnp.stack(out)
+
+
+def wall_mask(shape):
+    """Boolean (3, nx, ny, nz): False for E tangential to a lower wall (index 0)."""
+    return _wall_mask(tuple(shape))
 
 
 def _coeff_h(coeffs, a):
@@ -239,11 +247,16 @@ def apply_sep(ops, y):
 
 def apply_ah_sep(ops, e, omega):
     """H = A_h e on the separable path (mu = mu0): (3, nx, ny, nz) A/m per V/m."""
+    return _ah_sep(ops["inv_half"], e, omega)
+
+
+@jax.jit
+def _ah_sep(inv_half, e, omega):
     h = []
     for c in range(3):
         (e0, d0), (e1, d1) = H_TERMS[c]
-        f0 = ops["inv_half"][d0].reshape([-1 if i == d0 else 1 for i in range(3)])
-        f1 = ops["inv_half"][d1].reshape([-1 if i == d1 else 1 for i in range(3)])
+        f0 = inv_half[d0].reshape([-1 if i == d0 else 1 for i in range(3)])
+        f1 = inv_half[d1].reshape([-1 if i == d1 else 1 for i in range(3)])
         h.append(f0 * _fwd(e[e0], d0) - f1 * _fwd(e[e1], d1))
     return jnp.stack(h) / (1j * omega * mu0)
 
@@ -251,12 +264,17 @@ def apply_ah_sep(ops, e, omega):
 def _sep_factors(ops, shape):
     """(None, r): r = sqrt(s_x s_y s_z) at each E component's samples, (3, nx, ny, nz),
     from the 1D arrays ``ops["ssqrt"]``."""
+    return None, _r_of(ops["ssqrt"], tuple(shape))
+
+
+@partial(jax.jit, static_argnums=1)
+def _r_of(ssqrt, shape):
     rs = []
     for a in range(3):
-        sx, sy, sz = (ops["ssqrt"][a][b] for b in range(3))
+        sx, sy, sz = (ssqrt[a][b] for b in range(3))
         rs.append(jnp.broadcast_to(sx[:, None, None] * sy[None, :, None] * sz[None, None, :],
                                    shape))
-    return None, jnp.stack(rs)
+    return jnp.stack(rs)
 
 
 def _kw(ops):
@@ -293,11 +311,16 @@ def wall_lines(ops, shape) -> dict:
     computed inside the product they cost nine tiny kernels per iteration."""
     if "into" in ops:
         return {"into": ops["into"], "outof": ops["outof"]}
+    return _wall_lines(ops["ssqrt"], tuple(shape))
+
+
+@partial(jax.jit, static_argnums=1)
+def _wall_lines(ssqrt, shape) -> dict:
     into, out = [], []
     for a in range(3):
         ia, oa = [], []
         for b in range(3):
-            sq = ops["ssqrt"][a][b]
+            sq = ssqrt[a][b]
             m = (jnp.arange(shape[b]) > 0) if b != a else jnp.ones(shape[b], bool)
             ia.append(jnp.where(m, 1 / sq, 0))
             oa.append(jnp.where(m, sq, 0))

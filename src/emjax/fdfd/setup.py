@@ -37,7 +37,18 @@ class Geometry:
 
     grid: YeeGrid
     raster: object  # grid.rasterize.MaterialMap
-    cuts: dict = field(default_factory=dict)  # (structure index, component) -> subpixel cut
+    cuts: dict = field(default_factory=dict)  # (structure index, component) -> subpixel
+    # cut; "E"/"H" -> the media present at those samples
+
+    def used(self, field: str) -> np.ndarray:
+        """Bool per rasterized medium: whether any ``field`` ("E" or "H") sample holds it."""
+        if field not in self.cuts:
+            n = len(self.raster.media)
+            used = np.zeros(n, bool)
+            for c in (f"{field}x", f"{field}y", f"{field}z"):
+                used |= np.bincount(np.ravel(self.raster.index[c]), minlength=n)[:n] > 0
+            self.cuts[field] = used
+        return self.cuts[field]
 
     def cut(self, k: int, comp: str, geom):
         if (k, comp) not in self.cuts:
@@ -73,6 +84,7 @@ class FDFDSetup:
     smoothed_eps: tuple = ((), (), ())  # per E component, their eps_aa (F/m)
     mu_table: np.ndarray | None = None  # mu (H/m) of each rasterized medium at omega
     mu_index: tuple = ()  # per H component, the medium index of each sample
+    mu_used: np.ndarray | None = None  # bool per medium: present at an H sample
 
     @cached_property
     def eps(self) -> np.ndarray:
@@ -92,11 +104,7 @@ class FDFDSetup:
     @cached_property
     def magnetic(self) -> bool:
         """Whether any H sample has mu != mu0 (from the media present, not the arrays)."""
-        n = len(self.mu_table)
-        used = np.zeros(n, bool)
-        for i in self.mu_index:
-            used |= np.bincount(np.ravel(i), minlength=n)[:n] > 0
-        return bool(np.any(self.mu_table[used] != mu0))
+        return bool(np.any(self.mu_table[self.mu_used] != mu0))
 
 
 def pml_stretch(n: int, d: float, t: int, pml, omega: float) -> tuple[np.ndarray, np.ndarray]:
@@ -170,7 +178,8 @@ def build(sim, geo: Geometry | None = None) -> FDFDSetup:
                      warnings=msgs, pml=pml, couplings=couplings, eps_table=eps_tab,
                      eps_index=tuple(mm.index[c] for c in ("Ex", "Ey", "Ez")),
                      smoothed=smoothed, smoothed_eps=values, mu_table=mu_tab,
-                     mu_index=tuple(mm.index[c] for c in ("Hx", "Hy", "Hz")))
+                     mu_index=tuple(mm.index[c] for c in ("Hx", "Hy", "Hz")),
+                     mu_used=geo.used("H"))
 
 
 def _average(geo: Geometry, sim, eps_tab: np.ndarray, omega) -> tuple:
