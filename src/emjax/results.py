@@ -352,13 +352,14 @@ class Results:
         return "" if self.scenario is None else self.scenario.to_json()
 
     def non_finite(self) -> list[tuple[str, str, int, int]]:
-        """(monitor, component, non-finite count, size) of every data array holding
-        inf or NaN; [] for results that are finite throughout."""
+        """(monitor, component, non-finite count, size) of each array with inf or NaN."""
         out = []
         for name, md in self.monitors.items():
             for comp, a in md.data.items():
                 if a.dtype.kind in "fc":
-                    count = int(np.count_nonzero(~np.isfinite(a)))
+                    with np.errstate(over="ignore", invalid="ignore"):  # a finite sum has
+                        count = 0 if np.isfinite(np.sum(a)) else int(  # no inf/NaN terms
+                            np.count_nonzero(~np.isfinite(a)))
                     if count:
                         out.append((name, comp, count, int(a.size)))
         return out
