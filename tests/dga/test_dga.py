@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -466,9 +467,15 @@ def test_probe_outside_mesh_refused():
         sim.run(progress=False)
 
 
-def test_snapshots_written_for_paraview(tmp_path):
+def test_snapshots_written_for_paraview(tmp_path, monkeypatch):
     pytest.importorskip("meshio")
     from emjax.dga.solver import DGASolver, write_snapshots
+
+    elsewhere = tmp_path / "cwd"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # meshio would put the .xdmf's .h5 here
+    (tmp_path / "out").mkdir()
+    tmp_path = tmp_path / "out"
 
     sim = _small_sim(steps=6).model_copy(update={"snapshots": [em.MeshSnapshot(name="s",
                                                                                 interval=3)]})
@@ -476,7 +483,9 @@ def test_snapshots_written_for_paraview(tmp_path):
     res = sol.run(progress=False)
     assert res["s"].data["E"].shape == (2, 3, sol.setup.cx.num_tets)
     (path,) = write_snapshots(res, "s", sol.setup.mesh, tmp_path / "s.xdmf")
-    assert path.exists()
+    assert path.exists() and (tmp_path / "s.h5").is_file()
+    assert not any(elsewhere.iterdir())  # nothing outside the chosen folder
+    assert Path.cwd() == elsewhere
     import meshio
 
     frames = write_snapshots(res, "s", sol.setup.mesh, tmp_path / "s.vtu")

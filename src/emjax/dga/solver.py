@@ -42,6 +42,7 @@ from .layout import Layout, auto_kernels, make_layout
 from .mass import Operators, assemble
 from .mesh import TetMesh
 from .placement import check_inside, locate, snap_edge
+from .snapshots import write_snapshots  # noqa: F401  (the solver's API)
 from .stability import spectral_radius, stable_dt
 
 
@@ -465,34 +466,6 @@ def estimate(sim) -> dict[str, int]:
         out["sparse_matrices"] = (48 * nt + mat * P) * (isz + 8)
     out["total"] = int(sum(out.values()))
     return out
-
-
-def write_snapshots(res, name: str, mesh: TetMesh, path: str | Path) -> list[Path]:
-    """Write a snapshot monitor for ParaView (meshio): ``.xdmf`` one time series file
-    (plus its .h5), ``.vtu`` one file per frame ``<stem>_<k>.vtu`` (ParaView groups them).
-    Cell data E (V/m) and H (A/m), tet averages, shape (nt, 3). ``mesh`` must be the
-    solver's (``DGASolver.setup.mesh``), whose tet order the data follow. Returns the
-    files written (the .xdmf, or the .vtu frames)."""
-    import meshio
-
-    md = res[name]
-    path = Path(path)
-    cells = [("tetra", mesh.tets)]  # positively oriented, in the solver's tet order
-    if path.suffix == ".vtu":
-        out = []
-        for k in range(len(md.coords["t"])):
-            p = path.with_name(f"{path.stem}_{k:04d}.vtu")
-            meshio.Mesh(mesh.nodes, cells, cell_data={
-                "E": [md.data["E"][k].T], "H": [md.data["H"][k].T]}).write(str(p))
-            out.append(p)
-        return out
-    if path.suffix != ".xdmf":
-        raise SetupError(f"snapshot file '{path}': give a .xdmf or .vtu path")
-    with meshio.xdmf.TimeSeriesWriter(str(path)) as w:
-        w.write_points_cells(mesh.nodes, cells)
-        for k, t in enumerate(md.coords["t"]):
-            w.write_data(float(t), cell_data={"E": [md.data["E"][k].T], "H": [md.data["H"][k].T]})
-    return [path]
 
 
 def run(sim, *, progress: bool = True, chunk: int | None = None, **kwargs):
