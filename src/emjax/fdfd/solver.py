@@ -310,8 +310,8 @@ def seed_residual(prep: Prepared, e) -> float:
     return float(jnp.linalg.norm(r) / jnp.linalg.norm(bs))
 
 
-def scattered_h(prep: Prepared, e) -> jax.Array:
-    """H_scat = A_h E_scat - ((mu - mu0)/mu) H_inc, (3, nx, ny, nz) A/m, on the device."""
+def scattered_h(prep: Prepared, e) -> np.ndarray:
+    """H_scat = A_h E_scat - ((mu - mu0)/mu) H_inc, (3, nx, ny, nz) A/m."""
     ops = _kernel_ops(prep.ops)
     ops.pop("scale", None)
     em = jnp.where(operator.wall_mask(e.shape[1:]), e, 0)
@@ -321,7 +321,7 @@ def scattered_h(prep: Prepared, e) -> jax.Array:
         h = operator.apply_ah(ops, em)
     if prep.st.magnetic:
         h = h - jnp.asarray((prep.st.mu - mu0) / prep.st.mu, h.dtype) * prep.h_inc
-    return h
+    return np.asarray(h, dtype=np.complex128)
 
 
 # ---------------------------------------------------------------- run
@@ -410,15 +410,14 @@ def check_converged(sim, plan: KrylovPlan, kres, it: int, at: str = "") -> None:
 
 
 def _results(sim, prep: Prepared, e, kres, history, start: int, wall: float, *, rcs: bool,
-             h=None, **extra):
-    """Results of a solve: the scattered phasors of ``e`` (the best iterate as E) and H
-    (``h``: :func:`scattered_h` already formed, else formed here), the solver metadata
-    with the residual ``history`` of every iteration and ``extra``, and the RCS when
-    ``rcs``."""
+             **extra):
+    """Results of a solve: the scattered phasors of ``e`` (the best iterate as E) and H,
+    the solver metadata with the residual ``history`` of every iteration and ``extra``,
+    and the RCS when ``rcs``."""
     from ..results import MonitorData, Results
 
     e_np = np.asarray(e, dtype=np.complex128)
-    h_np = np.asarray(scattered_h(prep, e) if h is None else h, dtype=np.complex128)
+    h_np = scattered_h(prep, e)
     grid = prep.st.grid
     comps = ("Ex", "Ey", "Ez", "Hx", "Hy", "Hz")
     order = np.argsort(-np.abs(sim.incident.e_hat), kind="stable")

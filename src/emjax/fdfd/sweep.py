@@ -20,7 +20,6 @@ residual history) and the RCS as (F, angles) lists.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 
 import numpy as np
@@ -42,7 +41,7 @@ def run_sweep(sim, *, progress: bool = False, checkpoint_every: int | None = Non
             f"{len(sim.sweep)} frequencies; leave them out or run one frequency at a time")
     born = mark()
     compile_counter()  # listening from here on
-    runs, e_prev, pending = [], None, None
+    runs, e_prev = [], None
     bar = progress_bar(len(sim.sweep), progress, unit="freq")
     t_all = time.perf_counter()
     geo = None
@@ -67,30 +66,16 @@ def run_sweep(sim, *, progress: bool = False, checkpoint_every: int | None = Non
             n1, c1 = compile_counter()
             solver.check_converged(one, prep.krylov, kres, kres.iterations,
                                    at=f" at frequencies[{i}] = {f:.6g} Hz")
-            h = solver.scattered_h(prep, e)
-            for a in (e, h):  # to the host while the next frequency is set up and solved
-                a.copy_to_host_async()
-            if pending is not None:
-                runs.append(_finish(*pending))
-            # what the Results read of prep: its device arrays can go meanwhile
-            light = dataclasses.replace(prep, ops={}, b=None, b_seed=None, e_inc=None,
-                                        h_inc=None)
-            pending = (sim, one, light, e, h, kres, wall, c1 - c0, n1 - n0)
-            del prep
+            res = solver._results(one, prep, e, kres, kres.history, 0, wall,
+                                  rcs=bool(sim.rcs), compile_time_s=min(c1 - c0, wall),
+                                  solve_time_s=max(wall - (c1 - c0), 0.0), compiles=n1 - n0)
+            runs.append(res)
             e_prev = e
             bar.update(1)
             bar.set_postfix_str(f"{kres.iterations} it")
-        runs.append(_finish(*pending))
     finally:
         bar.close()
     return _merge(sim, runs, time.perf_counter() - t_all, cache_report(born))
-
-
-def _finish(sim, one, prep, e, h, kres, wall: float, compile_s: float, compiles: int):
-    """One frequency's Results, from fields already on their way to the host."""
-    return solver._results(one, prep, e, kres, kres.history, 0, wall, rcs=bool(sim.rcs),
-                           h=h, compile_time_s=min(compile_s, wall),
-                           solve_time_s=max(wall - compile_s, 0.0), compiles=compiles)
 
 
 _PER = ("iterations", "matvecs", "relative_residual", "converged", "setup_time_s",
