@@ -471,11 +471,8 @@ def test_snapshots_written_for_paraview(tmp_path, monkeypatch):
     pytest.importorskip("meshio")
     from emjax.dga.solver import DGASolver, write_snapshots
 
-    elsewhere = tmp_path / "cwd"
-    elsewhere.mkdir()
-    monkeypatch.chdir(elsewhere)  # meshio would put the .xdmf's .h5 here
-    (tmp_path / "out").mkdir()
-    tmp_path = tmp_path / "out"
+    elsewhere, tmp_path = tmp_path / "cwd", tmp_path / "out"  # meshio wrote the .h5 in
+    elsewhere.mkdir(), tmp_path.mkdir(), monkeypatch.chdir(elsewhere)  # the working folder
 
     sim = _small_sim(steps=6).model_copy(update={"snapshots": [em.MeshSnapshot(name="s",
                                                                                 interval=3)]})
@@ -483,9 +480,8 @@ def test_snapshots_written_for_paraview(tmp_path, monkeypatch):
     res = sol.run(progress=False)
     assert res["s"].data["E"].shape == (2, 3, sol.setup.cx.num_tets)
     (path,) = write_snapshots(res, "s", sol.setup.mesh, tmp_path / "s.xdmf")
-    assert path.exists() and (tmp_path / "s.h5").is_file()
+    assert path.exists() and (tmp_path / "s.h5").is_file() and Path.cwd() == elsewhere
     assert not any(elsewhere.iterdir())  # nothing outside the chosen folder
-    assert Path.cwd() == elsewhere
     import meshio
 
     frames = write_snapshots(res, "s", sol.setup.mesh, tmp_path / "s.vtu")

@@ -140,23 +140,24 @@ def build(mesh: TetMesh) -> Complex:
     )
 
 
-def hexahedra(cx: Complex, tets: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def hexahedra(cx: Complex, tets: np.ndarray | None = None, xp=np) -> tuple:
     """Tangent vectors of the fractioned hexahedra Omega_r, r = (tet, local node i), of
     every tet or of the tets ``tets`` (indices) only.
 
     Returns (a, at), each (nt, 4, 3, 3) (or (len(tets), 4, 3, 3)): ``a[t, i, :, m]`` is
     the m-th primal half-edge vector ``(x_j - x_i) / 2`` (j the m-th local node != i, ascending) and
     ``at[t, i, :, m]`` the m-th dual half-edge vector ``g_k - b`` (k the m-th face
-    through i, i.e. k != i ascending). Columns are the vectors, in m.
+    through i, i.e. k != i ascending). Columns are the vectors, in m. ``xp``: NumPy, or
+    jax.numpy to form them on JAX's device (float64: x64 on).
     """
-    x = cx.nodes[cx.tets if tets is None else cx.tets[tets]]  # (nt, 4, 3)
+    tt = cx.tets if tets is None else cx.tets[tets]
+    x = xp.asarray(cx.nodes)[xp.asarray(tt)]  # (nt, 4, 3)
     b = x.mean(axis=1)
     s = x.sum(axis=1)
     g = (s[:, None, :] - x) / 3.0  # g[:, k]: barycentre of the face opposite k
-    others = np.array([[j for j in range(4) if j != i] for i in range(4)])
-    a = 0.5 * (x[:, others] - x[:, :, None])  # (nt, 4, 3, 3): [t, i, m, xyz]
-    at = g[:, others] - b[:, None, None, :]
-    return np.swapaxes(a, 2, 3), np.swapaxes(at, 2, 3)
+    a = 0.5 * (x[:, OTHERS] - x[:, :, None])  # (nt, 4, 3, 3): [t, i, m, xyz]
+    at = g[:, OTHERS] - b[:, None, None, :]
+    return xp.swapaxes(a, 2, 3), xp.swapaxes(at, 2, 3)
 
 
 OTHERS = np.array([[j for j in range(4) if j != i] for i in range(4)])
