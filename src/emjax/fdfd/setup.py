@@ -29,7 +29,7 @@ from ..model.geometry import Voxels
 from ..model.media import PEC
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Geometry:
     """What does not depend on the frequency: the grid, the rasterized material map and
     the sub-pixel cuts of each structure (filled on first use). A frequency sweep builds
@@ -37,18 +37,16 @@ class Geometry:
 
     grid: YeeGrid
     raster: object  # grid.rasterize.MaterialMap
-    cuts: dict = field(default_factory=dict)  # (structure index, component) -> subpixel
-    # cut; "E"/"H" -> the media present at those samples
+    cuts: dict = field(default_factory=dict)  # (structure index, component) -> its cut
 
-    def used(self, field: str) -> np.ndarray:
-        """Bool per rasterized medium: whether any ``field`` ("E" or "H") sample holds it."""
-        if field not in self.cuts:
-            n = len(self.raster.media)
-            used = np.zeros(n, bool)
-            for c in (f"{field}x", f"{field}y", f"{field}z"):
-                used |= np.bincount(np.ravel(self.raster.index[c]), minlength=n)[:n] > 0
-            self.cuts[field] = used
-        return self.cuts[field]
+    @cached_property
+    def h_media(self) -> np.ndarray:
+        """Bool per rasterized medium: whether any H sample holds it."""
+        n = len(self.raster.media)
+        used = np.zeros(n, bool)
+        for c in ("Hx", "Hy", "Hz"):
+            used |= np.bincount(np.ravel(self.raster.index[c]), minlength=n)[:n] > 0
+        return used
 
     def cut(self, k: int, comp: str, geom):
         if (k, comp) not in self.cuts:
@@ -179,7 +177,7 @@ def build(sim, geo: Geometry | None = None) -> FDFDSetup:
                      eps_index=tuple(mm.index[c] for c in ("Ex", "Ey", "Ez")),
                      smoothed=smoothed, smoothed_eps=values, mu_table=mu_tab,
                      mu_index=tuple(mm.index[c] for c in ("Hx", "Hy", "Hz")),
-                     mu_used=geo.used("H"))
+                     mu_used=geo.h_media)
 
 
 def _average(geo: Geometry, sim, eps_tab: np.ndarray, omega) -> tuple:
