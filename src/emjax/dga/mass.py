@@ -116,8 +116,9 @@ def tet_mu_matrix(Mmu_r, xp=np):
 
 def _on_device() -> bool:
     """Whether the local matrices are formed on JAX's device: on an accelerator (2.7 s
-    of NumPy at 2M DoFs on 2 CPU cores, 34.7 s at 20.2M on an H200's host; BENCHMARKS.md)."""
-    return jax.default_backend() != "cpu"
+    of NumPy at 2M DoFs on 2 CPU cores, 34.7 s at 20.2M on an H200's host; BENCHMARKS.md)
+    with float64 on (the set-up switches it on; a direct call without it stays NumPy)."""
+    return jax.default_backend() != "cpu" and bool(jax.config.jax_enable_x64)
 
 
 def _local_operators(cx: Complex, eps_t, mu_t, sigma_t):
