@@ -25,6 +25,8 @@ Canonical layout (the kernels' layouts of :mod:`emjax.dga.layout` permute it; se
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
+from types import SimpleNamespace
 
 import jax
 import jax.numpy as jnp
@@ -121,18 +123,30 @@ def _on_device() -> bool:
     return jax.default_backend() != "cpu" and bool(jax.config.jax_enable_x64)
 
 
+def _local_math(cx, eps_t, mu_t, ratio, xp):
+    """(Me_r, Ms_r or None, Mmu, A) from ``cx``'s nodes, tets, volumes and orientation;
+    ``ratio``: sigma / eps per tet, or None when lossless."""
+    Me_r, Mmu_r = hex_matrices(cx, eps_t, mu_t, xp)
+    Ms_r = None if ratio is None else Me_r * xp.asarray(ratio)[:, None, None, None]
+    Mmu = tet_mu_matrix(Mmu_r, xp)
+    rhs = xp.asarray(cx.orientation)[:, None, None] * xp.asarray(C_REF)[None]
+    return Me_r, Ms_r, Mmu, xp.linalg.solve(Mmu, rhs)  # A: (nt, 4, 6)
+
+
+@jax.jit  # one compilation per mesh size, not one per eager operation
+def _local_on_device(nodes, tets, volumes, orientation, eps_t, mu_t, ratio):
+    cx = SimpleNamespace(nodes=nodes, tets=tets, volumes=volumes, orientation=orientation)
+    return _local_math(cx, eps_t, mu_t, ratio, jnp)
+
+
 def _local_operators(cx: Complex, eps_t, mu_t, sigma_t):
     """(Me_r, Ms_r or None, Mmu, A) of :func:`assemble` as NumPy float64, formed
     on the device where :func:`_on_device` says so (the same formulas; rounding may
     differ from NumPy's in the last bits)."""
-    xp = jnp if _on_device() else np
-    lossy = sigma_t is not None and np.any(sigma_t > 0)
-    Me_r, Mmu_r = hex_matrices(cx, eps_t, mu_t, xp)
-    Ms_r = Me_r * xp.asarray(sigma_t / eps_t)[:, None, None, None] if lossy else None
-    Mmu = tet_mu_matrix(Mmu_r, xp)
-    rhs = xp.asarray(cx.orientation)[:, None, None] * xp.asarray(C_REF)[None]
-    A = xp.linalg.solve(Mmu, rhs)  # (nt, 4, 6)
-    out = (Me_r, Ms_r, Mmu, A)
+    ratio = sigma_t / eps_t if sigma_t is not None and np.any(sigma_t > 0) else None
+    if not _on_device():
+        return _local_math(cx, eps_t, mu_t, ratio, np)
+    out = _local_on_device(cx.nodes, cx.tets, cx.volumes, cx.orientation, eps_t, mu_t, ratio)
     return tuple(None if m is None else np.asarray(m, np.float64) for m in out)
 
 
@@ -229,14 +243,21 @@ def assemble(cx: Complex, eps_t: np.ndarray, mu_t: np.ndarray, sigma_t: np.ndarr
 
 def restricted_inverse(M: np.ndarray, free: np.ndarray) -> np.ndarray:
     """(w, w, nv): inverse of M on the free slots of each node, zero elsewhere."""
-    xp = jnp if _on_device() else np
+    inv = _inverse_on_device(M, free) if _on_device() else _inverse(M, free, np)
+    return np.ascontiguousarray(np.moveaxis(np.asarray(inv, np.float64), 0, 2))
+
+
+def _inverse(M, free, xp):
+    """(nv, w, w) inverses of :func:`restricted_inverse`, node major."""
     Mb = xp.moveaxis(xp.asarray(M), 2, 0)  # (nv, w, w)
-    fr = xp.asarray(free.T)  # (nv, w)
+    fr = xp.asarray(free).T  # (nv, w)
     mask = fr[:, :, None] & fr[:, None, :]
     eye = xp.broadcast_to(xp.eye(M.shape[0], dtype=bool), Mb.shape)
     Mb = xp.where(mask, Mb, xp.where(eye, 1.0, 0.0))
-    inv = xp.where(mask, xp.linalg.inv(Mb), 0.0)
-    return np.ascontiguousarray(np.moveaxis(np.asarray(inv, np.float64), 0, 2))
+    return xp.where(mask, xp.linalg.inv(Mb), 0.0)
+
+
+_inverse_on_device = jax.jit(partial(_inverse, xp=jnp))
 
 
 def lossy_factors(b: Bucket, dt: float) -> tuple[np.ndarray, np.ndarray]:
