@@ -9,6 +9,8 @@
   bounding-box search of the placement finds the tet a search of every tet finds.
 """
 
+import shutil
+
 import numpy as np
 import pytest
 
@@ -52,7 +54,8 @@ def test_round_trip_hit(small_dgatd, in_tmp):
     first = prepare(sim)
     assert first.cache == "miss" and "power iteration" in first.stages
     files = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file())
-    assert len(files) == 1 and files[0].parent.name == "dga" and files[0].suffix == ".npz"
+    assert {f.parts[:2] for f in files} == {("dga", first.cache_key)}
+    assert "manifest.json" in {f.name for f in files}
     second = prepare(sim)
     assert second.cache == "hit" and "power iteration" not in second.stages
     assert second.ops.lossy
@@ -71,17 +74,21 @@ def test_off_writes_nothing(small_dgatd, tmp_path, monkeypatch):
     assert not any(tmp_path.iterdir())
 
 
-@pytest.mark.parametrize("damage", ["truncated", "other key"])
+@pytest.mark.parametrize("damage", ["truncated", "missing", "other key"])
 def test_damaged_file_rebuilt(small_dgatd, in_tmp, damage):
     tmp_path = in_tmp
     sim = small_dgatd()
     built = prepare(sim)
-    (path,) = (tmp_path / "dga").glob("*.npz")
-    if damage == "truncated":  # a write cut short, zip's CRC or directory broken
-        path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
-    else:  # a valid file of another key under this one's name
+    path = tmp_path / "dga" / built.cache_key
+    if damage == "truncated":  # a write cut short: an array shorter than its header says
+        npy = path / "ops_Mmu.npy"
+        npy.write_bytes(npy.read_bytes()[: npy.stat().st_size // 2])
+    elif damage == "missing":
+        (path / "cx_tets.npy").unlink()
+    else:  # a valid folder of another key under this one's name
         other = cache.save(tmp_path / "dga", "0" * 64, built.mesh, built.cx, built.ops, 1.0)
-        other.replace(path)
+        shutil.rmtree(path)
+        other.rename(path)
     again = prepare(sim)
     assert again.cache == "rebuilt"
     _same(built, again)
@@ -99,6 +106,31 @@ def test_run_metadata_reports_stages(small_dgatd, in_tmp):
               "power iteration", "kernel arrays", "device transfer"):
         assert stages[k] >= 0.0
     assert sum(stages.values()) <= meta["setup_time_s"] + 1e-6
+
+
+def test_kernel_arrays_kept_per_dt_and_dtype(small_dgatd, in_tmp):
+    """The dense kernels' arrays are kept beside the set-up's (one folder per dt, dtype
+    and layout), read back equal bitwise, and a run from them equals the first run."""
+    import jax
+
+    from emjax.dga.solver import DGASolver
+
+    sim = _lossy(small_dgatd, steps=12)
+    first = DGASolver(sim)
+    ran = first.run(progress=False)
+    root = in_tmp / "dga" / first.setup.cache_key
+    assert len(list(root.glob("kernels-*"))) == 1
+    again = DGASolver(sim)
+    assert again.setup.cache == "hit"
+    a, b = (jax.tree_util.tree_leaves(s.consts["K"]) for s in (first, again))
+    assert len(a) == len(b) > 0
+    assert all(np.array_equal(np.asarray(x), np.asarray(y)) for x, y in zip(a, b, strict=True))
+    rerun = again.run(progress=False)
+    assert np.array_equal(ran["p"].data["Ez"], rerun["p"].data["Ez"])
+    # another safety (dt) or dtype: other arrays, in another folder
+    DGASolver(sim.model_copy(update={"safety": 0.8}))
+    DGASolver(sim.model_copy(update={"dtype": "float64"}))
+    assert len(list(root.glob("kernels-*"))) == 3
 
 
 def test_renumbered_passes_the_checks_unchanged():
@@ -123,3 +155,22 @@ def test_placement_box_search_matches_full_search():
     for p, tt, bb in zip(pts, t, b, strict=True):
         t_all, b_all = _best_of(x, np.arange(cx.num_tets), p)
         assert tt == t_all and np.allclose(bb, b_all, atol=1e-15)
+
+
+def test_snap_edge_matches_search_of_every_edge():
+    """The node-filtered edge search picks the edge the search of every edge picks."""
+    from emjax.dga import structured
+    from emjax.dga.complex import build
+    from emjax.dga.placement import snap_edge
+
+    cx = build(structured.distort(structured.box((1, 1, 1), shape=(4, 4, 4)), 0.2))
+    rng = np.random.default_rng(2)
+    pec = rng.uniform(size=cx.num_edges) < 0.3  # PEC edges are never chosen
+    x = cx.nodes[cx.edges]
+    mid, vec = x.mean(axis=1), x[:, 1] - x[:, 0]
+    for p, u in zip(rng.uniform(0.05, 0.95, (25, 3)), rng.normal(size=(25, 3)), strict=True):
+        d = np.where(pec, np.inf, np.linalg.norm(mid - p, axis=1))
+        near = np.nonzero(d <= 1.5 * d.min() + 1e-12)[0]
+        cos = vec[near] @ u / np.linalg.norm(u) / np.linalg.norm(vec[near], axis=1)
+        k = int(np.argmax(np.abs(cos)))
+        assert snap_edge(cx, pec, p, u) == (int(near[k]), float(np.sign(cos[k]) or 1.0))

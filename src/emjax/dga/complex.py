@@ -26,6 +26,7 @@ at i) and the dual ones ``a~^k = g_k - b`` (k != i, the faces through i).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -94,6 +95,14 @@ class Complex:
     @property
     def num_nodes(self) -> int:
         return int(self.nodes.shape[0])
+
+    @cached_property
+    def edge_reach(self) -> float:
+        """The largest extent (m) of an edge along any axis: a tet holding a point has
+        every node within this distance of it per axis (the placement's node filter)."""
+        if self.num_edges == 0:
+            return 0.0
+        return float(np.abs(self.nodes[self.edges[:, 1]] - self.nodes[self.edges[:, 0]]).max())
 
     @property
     def num_dofs(self) -> int:

@@ -26,14 +26,28 @@ def snap_edge(cx: Complex, pec: np.ndarray, position, direction,
     an edge's length of an edge (a point on a curved wall just off the facets); else a
     SetupError names ``what``, the position and the mesh's bounding box."""
     source_inside(cx, position, what)
-    x = cx.nodes[cx.edges]
-    mid = x.mean(axis=1)
+    p = np.asarray(position, float)
+
+    def distances(sel: np.ndarray) -> np.ndarray:  # midpoint distances, inf on PEC edges
+        x = cx.nodes[cx.edges[sel]]
+        return np.where(pec[sel], np.inf, np.linalg.norm(x.mean(axis=1) - p, axis=1))
+
+    # The edges within 1.5 times the nearest midpoint distance: found among the edges
+    # of nodes near p, exactly (their nodes lie within 1.5 d + half an edge's reach).
+    reach = cx.edge_reach * (1 + 1e-12)
+    sel = np.nonzero(_near_nodes(cx, p, reach)[cx.edges].any(axis=1))[0]
+    d = distances(sel)
+    if not np.isfinite(d).any():
+        sel = np.arange(cx.num_edges)
+    else:
+        sel = np.nonzero(_near_nodes(cx, p, 1.5 * d.min() + 1e-12 + reach)[cx.edges]
+                         .any(axis=1))[0]
+    d = distances(sel)
+    near = sel[d <= 1.5 * d.min() + 1e-12]
+    x = cx.nodes[cx.edges[near]]
     vec = x[:, 1] - x[:, 0]
-    d = np.linalg.norm(mid - np.asarray(position, float), axis=1)
-    d = np.where(pec, np.inf, d)
-    near = np.nonzero(d <= 1.5 * d.min() + 1e-12)[0]
     u = np.asarray(direction, float) / np.linalg.norm(direction)
-    cos = vec[near] @ u / np.linalg.norm(vec[near], axis=1)
+    cos = vec @ u / np.linalg.norm(vec, axis=1)
     k = int(np.argmax(np.abs(cos)))
     return int(near[k]), float(np.sign(cos[k]) or 1.0)
 
@@ -64,35 +78,44 @@ def check_inside(cx: Complex, sim) -> None:
         locate(cx, probe.positions, f"probes '{probe.name}': point")
 
 
+def _near_nodes(cx: Complex, p: np.ndarray, reach: float) -> np.ndarray:
+    """(nn,) bool: nodes within ``reach`` (m) of ``p`` along every axis."""
+    return np.all(np.abs(cx.nodes - p) <= reach, axis=1)
+
+
 def _best_tets(cx: Complex, points) -> tuple[np.ndarray, np.ndarray]:
     """(tet, barycentric coordinates (4,)) for each point: the tet whose smallest
     coordinate is largest, so the point lies in it when that is >= -INSIDE_TOL.
 
     Only the tets whose bounding box holds the point are solved for (the others have a
     negative smallest coordinate, so they cannot win over a tet holding the point);
-    a point in no box (outside, or within the tolerance of the surface) is matched
-    against every tet."""
-    x = cx.nodes[cx.tets]
-    lo, hi = x.min(axis=1), x.max(axis=1)
+    such a tet has every node within the longest edge's extent of the point along each
+    axis (``Complex.edge_reach``), so the boxes are formed only for the tets of those
+    nodes (a few dozen, not every tet). A point in no box (outside, or within the
+    tolerance of the surface) is matched against every tet."""
+    reach = cx.edge_reach * (1 + 1e-12)
     tets, coords = [], []
-    for p in np.atleast_2d(points):
-        cand = np.nonzero(np.all((lo <= p) & (p <= hi), axis=1))[0]
-        t, b = _best_of(x, cand, p)
+    for p in np.atleast_2d(np.asarray(points, float)):
+        near = np.nonzero(_near_nodes(cx, p, reach)[cx.tets].all(axis=1))[0]
+        x = cx.nodes[cx.tets[near]]
+        inside = np.all((x.min(axis=1) <= p) & (p <= x.max(axis=1)), axis=1)
+        t, b = _best_of(x[inside], np.nonzero(inside)[0], p)
+        t = near[t] if t >= 0 else t
         if b.min() < 0:  # held by no tet: the nearest among all of them
-            t, b = _best_of(x, np.arange(x.shape[0]), p)
+            t, b = _best_of(cx.nodes[cx.tets], np.arange(cx.num_tets), p)
         tets.append(t)
         coords.append(b)
     return np.array(tets, np.int64), np.array(coords).reshape(-1, 4)
 
 
 def _best_of(x: np.ndarray, cand: np.ndarray, p) -> tuple[int, np.ndarray]:
-    """(tet, barycentric coordinates) of the candidate tets ``cand`` (ascending) whose
-    smallest barycentric coordinate of ``p`` is largest; (-1, -inf) when none."""
+    """(tet, barycentric coordinates) of the candidate tets ``cand`` (ascending; ``x``
+    their node coordinates, (len(cand), 4, 3)) whose smallest barycentric coordinate of
+    ``p`` is largest; (-1, -inf) when none."""
     if cand.size == 0:
         return -1, np.full(4, -np.inf)
-    xc = x[cand]
-    T = np.stack([xc[:, 1] - xc[:, 0], xc[:, 2] - xc[:, 0], xc[:, 3] - xc[:, 0]], axis=2)
-    lam = np.einsum("tij,tj->ti", np.linalg.inv(T), p - xc[:, 0])
+    T = np.stack([x[:, 1] - x[:, 0], x[:, 2] - x[:, 0], x[:, 3] - x[:, 0]], axis=2)
+    lam = np.einsum("tij,tj->ti", np.linalg.inv(T), p - x[:, 0])
     bary = np.concatenate([1 - lam.sum(axis=1, keepdims=True), lam], axis=1)
     k = int(np.argmax(bary.min(axis=1)))
     return int(cand[k]), bary[k]

@@ -76,6 +76,7 @@ class DGASetup:
     safety: float = 0.9
     stages: dict = field(default_factory=dict)  # seconds per set-up stage
     cache: str = "off"  # the set-up cache's verdict: hit, miss, rebuilt, unwritable, off
+    cache_key: str = ""  # its key where the cache is on (the kernel arrays are kept there)
 
 
 def make_mesh(sim) -> TetMesh:
@@ -175,7 +176,8 @@ def prepare(sim) -> DGASetup:
                                  s.waveform.steady_frequency)
                    for i, s in enumerate(sim.sources)], dt, steps)  # a cut-off pulse warns
     return DGASetup(mesh=mesh, cx=cx, ops=ops, layout=lay, dt=dt, rho=rho, steps=steps,
-                    dtype=dtype, safety=safety, stages=st, cache=verdict)
+                    dtype=dtype, safety=safety, stages=st, cache=verdict,
+                    cache_key=key if verdict in ("hit", "miss", "rebuilt") else "")
 
 
 def probe_arrays(ops: Operators, lay: Layout, points, dtype, what: str = "point") -> dict:
@@ -219,9 +221,12 @@ class DGASolver:
                    for k, src in enumerate(sim.sources)]
         self.source_edges = snapped
         lay, st = s.layout, s.stages
+        if sim.formulation == "dense":
+            K = self._dense_arrays(st)
+        else:
+            with st("kernel arrays"):
+                K = sparse_arrays(ops, lay, s.dt, s.dtype)
         with st("kernel arrays"):
-            K = (kernel_arrays(ops, lay, s.dt, s.dtype) if sim.formulation == "dense"
-                 else sparse_arrays(ops, lay, s.dt, s.dtype))
             gpos = K.pop("gpos", None)
             if cur:
                 e = np.array([snapped[k][0] for k in cur])
@@ -246,6 +251,22 @@ class DGASolver:
             self.consts = jax.block_until_ready(jax.device_put(consts))
         nbytes = sum(x.nbytes for x in jax.tree_util.tree_leaves(self.consts))
         self._capture = jax.default_backend() == "cpu" and nbytes < 64 * 2**20
+
+    def _dense_arrays(self, st: Stages) -> dict:
+        """The dense kernels' arrays: from the set-up cache where it holds them for this
+        dt, dtype and layout, else built (and kept there when the cache is on)."""
+        s = self.setup
+        folder = cache.cache_dir() if s.cache_key else None
+        kkey = cache.kernel_key(s.dt, s.dtype, s.layout.spec.kernels)
+        with st("kernel arrays"):
+            K = cache.load_kernels(folder, s.cache_key, kkey) if folder else None
+            built = K is None
+            if built:
+                K = kernel_arrays(s.ops, s.layout, s.dt, s.dtype)
+        if built and folder is not None:
+            with st("cache write"):
+                cache.save_kernels(folder, s.cache_key, kkey, K)
+        return K
 
     # ---------------------------------------------------------------- state
     def init_state(self) -> DGAState:
