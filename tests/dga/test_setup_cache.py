@@ -45,7 +45,9 @@ def _same(a, b) -> None:
         assert (p.width, p.offset) == (q.width, q.offset)
         for n in (*cache._BUCKET, "Msig"):
             assert np.array_equal(getattr(p, n), getattr(q, n)), n
-    assert np.array_equal(a.layout.u_perm, b.layout.u_perm)
+    for n in cache._LAYOUT:
+        assert np.array_equal(getattr(a.layout, n), getattr(b.layout, n)), n
+    assert a.layout.spec == b.layout.spec and a.cx.edge_reach == b.cx.edge_reach
 
 
 def test_round_trip_hit(small_dgatd, in_tmp):
@@ -86,7 +88,8 @@ def test_damaged_file_rebuilt(small_dgatd, in_tmp, damage):
     elif damage == "missing":
         (path / "cx_tets.npy").unlink()
     else:  # a valid folder of another key under this one's name
-        other = cache.save(tmp_path / "dga", "0" * 64, built.mesh, built.cx, built.ops, 1.0)
+        other = cache.save(tmp_path / "dga", "0" * 64, built.mesh, built.cx, built.ops, 1.0,
+                           built.layout)
         shutil.rmtree(path)
         other.rename(path)
     again = prepare(sim)

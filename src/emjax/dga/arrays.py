@@ -26,7 +26,7 @@ import numpy as np
 
 from .edges import edge_tables, table_codes
 from .layout import Layout
-from .mass import Bucket, Operators, lossy_factors
+from .mass import Bucket, Operators, lossy_factors, restricted_inverse
 
 SYM4 = ((0, 0), (1, 1), (2, 2), (3, 3), (0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3))
 """Packed order of the 10 entries of a symmetric 4x4 matrix (rows of K["Ms"])."""
@@ -50,17 +50,20 @@ def _node_major(x: np.ndarray) -> np.ndarray:
 
 
 def node_arrays(b: Bucket, gpos: np.ndarray, ne: int, dt: float, dtype,
-                lossless: bool = False) -> dict:
-    """One node bucket's ``gidx``, ``D``, ``Dh`` and ``P`` (see the module docstring)."""
+                lossless: bool = False, packed: tuple | None = None) -> dict:
+    """One node bucket's ``gidx``, ``D``, ``Dh`` and ``P`` (see the module docstring);
+    ``packed``: the bucket's entry of :func:`kernel_base` (formed here when None)."""
     sign = b.sign.astype(np.int64)
     gidx = np.where(b.edge < ne, np.append(gpos, 0)[np.minimum(b.edge, ne)], 0) * sign
     if b.Msig is not None and not lossless:
         Pm, Q = lossy_factors(b, dt)
         Minv = Q * b.sign[None]  # unsigned: the sign travels in gidx
+        Minv = 0.5 * (Minv + np.swapaxes(Minv, 0, 1))
+        D, Dh = _pack_cyclic(Minv)
     else:
-        Pm, Minv = None, b.Minv_s * b.sign[None] * dt
-    Minv = 0.5 * (Minv + np.swapaxes(Minv, 0, 1))
-    D, Dh = _pack_cyclic(Minv)
+        Pm = None
+        D, Dh = packed if packed is not None else _packed_inverse(b)
+        D, Dh = D * dt, None if Dh is None else Dh * dt
     B = {"gidx": gidx.T.astype(np.int32),
          "D": np.ascontiguousarray(np.moveaxis(D, 2, 1)).astype(dtype)}  # (nd, nv, w)
     if Dh is not None:
@@ -70,22 +73,41 @@ def node_arrays(b: Bucket, gpos: np.ndarray, ne: int, dt: float, dtype,
     return B
 
 
-def kernel_arrays(ops: Operators, lay: Layout, dt: float, dtype, lossless: bool = False) -> dict:
+def _packed_inverse(b: Bucket) -> tuple[np.ndarray, np.ndarray | None]:
+    """The cyclic packing of the symmetric part of a bucket's unsigned inverse mass
+    matrix (dt = 1): what a lossless bucket's ``D`` and ``Dh`` are, times dt."""
+    Minv = b.Minv_s * b.sign[None]
+    return _pack_cyclic(0.5 * (Minv + np.swapaxes(Minv, 0, 1)))
+
+
+def kernel_base(ops: Operators, lay: Layout) -> dict:
+    """What :func:`kernel_arrays` forms the same way for every dt and dtype, in float64:
+    ``Ms1`` (10, nt) (``Ms`` at dt = 1), the edge tables and ``gpos``, and each bucket's
+    packed inverse (lossless buckets scale it by dt; lossy ones form theirs from dt). The
+    set-up forms it once for the power iteration's arrays and the run's."""
+    cx = ops.cx
+    Minv = restricted_inverse(ops.Mmu, np.ones((4, cx.num_tets), bool))  # (4, 4, nt)
+    Minv = 0.5 * (Minv + np.swapaxes(Minv, 0, 1))
+    Ms1 = np.stack([Minv[k, m] for k, m in SYM4]) * cx.orientation[None, :]
+    gpos, tables = edge_tables(ops, lay.spec)
+    return {"Ms1": Ms1, "gpos": gpos, "tables": tables,
+            "packed": [_packed_inverse(b) for b in ops.buckets]}
+
+
+def kernel_arrays(ops: Operators, lay: Layout, dt: float, dtype, lossless: bool = False,
+                  base: dict | None = None) -> dict:
     """Arrays of the layout's dense kernels, scaled by dt (module docstring).
 
-    ``lossless=True`` drops conductivity (the operator K of the stability analysis).
+    ``lossless=True`` drops conductivity (the operator K of the stability analysis);
+    ``base``: :func:`kernel_base` of these operators and layout (formed here when None).
     """
-    cx = ops.cx
-    Minv = np.linalg.inv(np.moveaxis(ops.Mmu, 2, 0))  # (nt, 4, 4), symmetric
-    Minv = 0.5 * (Minv + np.swapaxes(Minv, 1, 2))
-    s = cx.orientation[:, None] * dt
-    Ms = np.stack([Minv[:, k, m] for k, m in SYM4]) * s.T  # (10, nt)
+    base = base or kernel_base(ops, lay)
     K: dict = {"hs": lay.hs.astype(np.int32), "he": lay.he.astype(np.int32),
-               "Ms": Ms.astype(dtype)}
-    gpos, tables = edge_tables(ops, lay.spec)
-    K.update(tables)
-    K["buckets"] = [node_arrays(b, gpos, cx.num_edges, dt, dtype, lossless)
-                    for b in ops.buckets]
+               "Ms": (base["Ms1"] * dt).astype(dtype)}
+    K.update(base["tables"])
+    gpos, ne = base["gpos"], ops.cx.num_edges
+    K["buckets"] = [node_arrays(b, gpos, ne, dt, dtype, lossless, packed)
+                    for b, packed in zip(ops.buckets, base["packed"], strict=True)]
     K["gpos"] = gpos.astype(np.int32)  # for sources: G position of each edge
     return K
 
@@ -160,6 +182,7 @@ __all__ = [
     "energy_arrays",
     "half_step_bytes",
     "kernel_arrays",
+    "kernel_base",
     "node_arrays",
     "source_columns",
     "sparse_arrays",

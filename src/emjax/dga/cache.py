@@ -8,8 +8,8 @@ complex, the fractioned operators and the spectral radius of the time-step bound
 one folder per set-up, ``<key>/``, of uncompressed ``.npy`` arrays and a
 ``manifest.json``; ``key`` is a SHA-256 digest of everything those arrays depend on:
 the mesh description (a mesh file by its bytes), ``renumber``, the media (background
-and regions), the kernels' layout and :data:`CACHE_VERSION`. The layout is rebuilt
-from the operators (index maps). Dtype, safety, duration, sources and probes are not
+and regions), the kernels' layout and :data:`CACHE_VERSION`; the layout's index maps
+are kept with them. Dtype, safety, duration, sources and probes are not
 in the key: dt is ``safety`` times the bound from the cached rho, and the sources and
 probes are checked and placed on every run. The kernels' arrays, which depend on dt
 and the dtype as well (:func:`emjax.dga.arrays.kernel_arrays`), are kept beside them
@@ -47,6 +47,7 @@ from pathlib import Path
 import numpy as np
 
 from .complex import Complex
+from .layout import Layout, layout_spec
 from .mass import Bucket, Operators
 from .mesh import TetMesh
 
@@ -57,6 +58,7 @@ _CX = ("nodes", "tets", "orientation", "volumes", "edges", "tet_edges", "edge_bo
        "node_boundary", "degree", "slot", "tets_per_edge")
 _OPS = ("A", "Mmu", "hs", "he", "pec", "he_pos")
 _BUCKET = ("nodes", "edge", "free", "Minv_s", "Meps", "sign")
+_LAYOUT = ("u_perm", "f_pos", "he_pos", "hs", "he")
 
 
 class Stages(dict):
@@ -134,24 +136,26 @@ def _read(path: Path, key: str) -> tuple[dict, dict[str, np.ndarray]]:
 
 
 def save(folder: Path, key: str, mesh: TetMesh, cx: Complex, ops: Operators,
-         rho: float) -> Path | None:
-    """Write the set-up's arrays to the folder ``folder/<key>``; None when it cannot be
-    written (the run goes on uncached)."""
+         rho: float, lay: Layout) -> Path | None:
+    """Write the set-up's arrays (and the layout's index maps, the kernels being part of
+    the key) to the folder ``folder/<key>``; None when it cannot be written (the run goes
+    on uncached)."""
     arrays = {"mesh_nodes": mesh.nodes, "mesh_tets": mesh.tets, "mesh_regions": mesh.regions}
     arrays.update({f"cx_{n}": getattr(cx, n) for n in _CX})
     arrays.update({f"ops_{n}": getattr(ops, n) for n in _OPS})
+    arrays.update({f"lay_{n}": getattr(lay, n) for n in _LAYOUT})
     for k, b in enumerate(ops.buckets):
         arrays.update({f"b{k}_{n}": getattr(b, n) for n in _BUCKET})
         if b.Msig is not None:
             arrays[f"b{k}_Msig"] = b.Msig
     meta = {"key": key, "version": CACHE_VERSION, "rho": float(rho), "nu": int(ops.nu),
-            "flipped": int(mesh.flipped),
+            "flipped": int(mesh.flipped), "edge_reach": cx.edge_reach, "kernels": lay.spec.kernels,
             "buckets": [[int(b.width), int(b.offset)] for b in ops.buckets]}
     return _write(folder / key, arrays, meta)
 
 
 def load(folder: Path, key: str) -> tuple[str, tuple | None]:
-    """(verdict, (mesh, cx, ops, rho) or None): ``"hit"``; ``"miss"`` (no folder);
+    """(verdict, (mesh, cx, ops, rho, layout) or None): ``"hit"``; ``"miss"`` (no folder);
     ``"rebuilt"`` (a folder unreadable, damaged or of another key: build again).
 
     The arrays are memory-mapped read-only: a run reads only the pages it touches, and
@@ -164,13 +168,16 @@ def load(folder: Path, key: str) -> tuple[str, tuple | None]:
         mesh = TetMesh.trusted(a["mesh_nodes"], a["mesh_tets"], a["mesh_regions"],
                                int(meta["flipped"]))
         cx = Complex(**{n: a[f"cx_{n}"] for n in _CX})
+        cx.__dict__["edge_reach"] = float(meta["edge_reach"])  # its cached_property, kept
         buckets = [Bucket(width=w, offset=off, Msig=a.get(f"b{k}_Msig"),
                           **{n: a[f"b{k}_{n}"] for n in _BUCKET})
                    for k, (w, off) in enumerate(meta["buckets"])]
         ops = Operators(cx=cx, buckets=buckets, nu=int(meta["nu"]),
                         **{n: a[f"ops_{n}"] for n in _OPS})
         _consistent(mesh, cx, ops)
-        return "hit", (mesh, cx, ops, float(meta["rho"]))
+        lay = Layout(spec=layout_spec(ops, meta["kernels"]),
+                     **{n: a[f"lay_{n}"] for n in _LAYOUT})
+        return "hit", (mesh, cx, ops, float(meta["rho"]), lay)
     except (OSError, KeyError, ValueError, TypeError, EOFError):
         return "rebuilt", None
 

@@ -184,11 +184,15 @@ def make_layout(ops: Operators, kernels: str = "xla") -> Layout:
         canon = b.offset + s * nv + p
         u_perm[canon] = b.offset + (tile_position(p, s, w, nv) if tile else p * w + s)
     t, k = np.meshgrid(np.arange(nt), np.arange(4), indexing="xy")  # (4, nt)
-    spec = Spec(kernels=kernels, nt=nt,
+    return Layout(spec=layout_spec(ops, kernels), u_perm=u_perm, f_pos=4 * t + k,
+                  he_pos=u_perm[ops.he_pos], hs=u_perm[ops.hs], he=u_perm[ops.he])
+
+
+def layout_spec(ops: Operators, kernels: str) -> Spec:
+    """The :class:`Spec` of ``kernels`` for these operators."""
+    return Spec(kernels=kernels, nt=ops.cx.num_tets,
                 buckets=tuple((b.offset, b.width, b.count) for b in ops.buckets),
                 lossy=tuple(b.Msig is not None for b in ops.buckets))
-    return Layout(spec=spec, u_perm=u_perm, f_pos=4 * t + k, he_pos=u_perm[ops.he_pos],
-                  hs=u_perm[ops.hs], he=u_perm[ops.he])
 
 
 __all__ = [
@@ -198,6 +202,7 @@ __all__ = [
     "Spec",
     "auto_kernels",
     "canonical_free",
+    "layout_spec",
     "make_layout",
     "tile_position",
 ]

@@ -35,7 +35,7 @@ from ..errors import InstabilityError, SetupError
 from ..model.scenario import MAX_STEPS
 from . import cache
 from . import step as kern
-from .arrays import energy_arrays, kernel_arrays, source_columns, sparse_arrays
+from .arrays import energy_arrays, kernel_arrays, kernel_base, source_columns, sparse_arrays
 from .cache import Stages
 from .complex import OTHERS, Complex, build, hexahedra, local_edge_index
 from .layout import Layout, auto_kernels, make_layout
@@ -77,6 +77,7 @@ class DGASetup:
     stages: dict = field(default_factory=dict)  # seconds per set-up stage
     cache: str = "off"  # the set-up cache's verdict: hit, miss, rebuilt, unwritable, off
     cache_key: str = ""  # its key where the cache is on (the kernel arrays are kept there)
+    kernel_base: dict | None = field(default=None, repr=False)  # arrays.kernel_base, once
 
 
 def make_mesh(sim) -> TetMesh:
@@ -130,11 +131,9 @@ def prepare(sim) -> DGASetup:
             key = cache.cache_key(sim, kernels)
             verdict, built = cache.load(folder, key)
     if built is not None:
-        mesh, cx, ops, rho = built
+        mesh, cx, ops, rho, lay = built
         with st("placement checks"):
             check_inside(cx, sim)
-        with st("layout"):
-            lay = make_layout(ops, kernels)
     else:
         from .generate import build_mesh
 
@@ -152,9 +151,12 @@ def prepare(sim) -> DGASetup:
             ops = assemble(cx, eps, mu, sig)
         with st("layout"):
             lay = make_layout(ops, kernels)
+        with st("kernel arrays"):  # formed once for the power iteration and the run
+            base = kernel_base(ops, lay)
         with st("power iteration"):
             # float64 whatever the run's dtype: |K v| ~ rho ~ 1e20 1/s^2 overflows float32
-            K1 = jax.device_put(kernel_arrays(ops, lay, 1.0, np.float64, lossless=True))
+            K1 = jax.device_put(kernel_arrays(ops, lay, 1.0, np.float64, lossless=True,
+                                              base=base))
             # the start vector drawn in the canonical order: both kernels get the same dt
             v0 = lay.u_from_canonical(np.random.default_rng(0).standard_normal(ops.nu))
             rho = spectral_radius(K1, lay.spec, energy_arrays(ops, np.float64), ops.nu,
@@ -162,7 +164,7 @@ def prepare(sim) -> DGASetup:
             del K1
         if folder is not None:
             with st("cache write"):
-                if cache.save(folder, key, mesh, cx, ops, rho) is None:
+                if cache.save(folder, key, mesh, cx, ops, rho, lay) is None:
                     verdict = "unwritable"
     dtype = kern.np_dtype(sim.dtype)
     safety = sim.safety
@@ -176,6 +178,7 @@ def prepare(sim) -> DGASetup:
                                  s.waveform.steady_frequency)
                    for i, s in enumerate(sim.sources)], dt, steps)  # a cut-off pulse warns
     return DGASetup(mesh=mesh, cx=cx, ops=ops, layout=lay, dt=dt, rho=rho, steps=steps,
+                    kernel_base=None if built is not None else base,
                     dtype=dtype, safety=safety, stages=st, cache=verdict,
                     cache_key=key if verdict in ("hit", "miss", "rebuilt") else "")
 
@@ -226,6 +229,7 @@ class DGASolver:
         else:
             with st("kernel arrays"):
                 K = sparse_arrays(ops, lay, s.dt, s.dtype)
+        s.kernel_base = None  # the float64 base is no longer needed
         with st("kernel arrays"):
             gpos = K.pop("gpos", None)
             if cur:
@@ -262,7 +266,7 @@ class DGASolver:
             K = cache.load_kernels(folder, s.cache_key, kkey) if folder else None
             built = K is None
             if built:
-                K = kernel_arrays(s.ops, s.layout, s.dt, s.dtype)
+                K = kernel_arrays(s.ops, s.layout, s.dt, s.dtype, base=s.kernel_base)
         if built and folder is not None:
             with st("cache write"):
                 cache.save_kernels(folder, s.cache_key, kkey, K)

@@ -1,0 +1,99 @@
+"""Experiment: the DGATD set-up of ``seed004-setup`` from nothing (profiled) and from
+the set-up cache, in this process and in a fresh one, as a user's second run is
+(issue 24: <= 10 s from nothing, <= 2 s from the cache at 20.2M DoFs).
+
+    OUT=folder python benchmarks/dga_setup_cache.py 20.2e6
+
+Writes ``$OUT/dga-setup-cache.json``: the stages of each set-up, the wall time of
+``DGASolver(sim)`` (set-up, kernel and monitor arrays, device transfer) and the top of
+a cProfile of the set-up from nothing, by own time.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import io
+import json
+import os
+import pstats
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def scenario(target: float):
+    from emjax.bench.dga import rings_for
+    from emjax.scenarios import load_builtin
+
+    r, _ = rings_for(int(target))
+    base = load_builtin("cylinder-cavity")
+    return base.model_copy(update={"mesh": base.mesh.model_copy(
+        update={"edge_length": 1.25 / r})})
+
+
+def timed(sim, folder: str, profile: bool = False) -> dict:
+    from emjax.dga.solver import DGASolver
+    from emjax.driver.compile_cache import setup_cache
+
+    prof = cProfile.Profile() if profile else None
+    with setup_cache(folder):
+        t0 = time.perf_counter()
+        if prof:
+            prof.enable()
+        solver = DGASolver(sim)
+        if prof:
+            prof.disable()
+        wall = time.perf_counter() - t0
+    s = solver.setup
+    rec = {"cache": s.cache, "wall_s": wall, "dofs": int(s.cx.num_dofs),
+           "stages": {k: round(v, 4) for k, v in s.stages.items()}}
+    if prof:
+        buf = io.StringIO()
+        pstats.Stats(prof, stream=buf).sort_stats("tottime").print_stats(25)
+        rec["profile"] = buf.getvalue()[-6000:]
+    return rec
+
+
+def main() -> None:
+    if sys.argv[1] == "hit":  # the fresh process
+        t0 = time.perf_counter()
+        import jax
+
+        jax.devices()
+        start = time.perf_counter() - t0
+        rec = timed(scenario(float(sys.argv[2])), sys.argv[3])
+        rec["jax_start_s"] = start
+        print(json.dumps(rec))
+        return
+    import jax
+
+    target = float(sys.argv[1])
+    out = {"device": str(jax.devices()[0]), "target_dofs": target, "runs": []}
+    path = os.path.join(os.environ.get("OUT", "."), "dga-setup-cache.json")
+    sim = scenario(target)
+    with tempfile.TemporaryDirectory() as tmp:
+        for label, profile in (("from nothing (profiled)", True), ("from the cache", False)):
+            rec = timed(sim, tmp, profile)
+            rec["label"] = label
+            out["runs"].append(rec)
+            print(label, rec["wall_s"], rec["stages"], flush=True)
+            Path(path).write_text(json.dumps(out, indent=1))
+        for k in range(2):
+            proc = subprocess.run([sys.executable, __file__, "hit", str(target), tmp],
+                                  capture_output=True, text=True)
+            rec = json.loads(proc.stdout.strip().splitlines()[-1]) if proc.returncode == 0 \
+                else {"error": proc.stderr[-3000:]}
+            rec["label"] = f"from the cache, fresh process {k + 1}"
+            out["runs"].append(rec)
+            print(rec["label"], rec.get("wall_s"), rec.get("stages"), flush=True)
+            Path(path).write_text(json.dumps(out, indent=1))
+        du = subprocess.run(["du", "-sh", tmp], capture_output=True, text=True).stdout
+        out["cache_size"] = du.split()[0] if du else ""
+    Path(path).write_text(json.dumps(out, indent=1))
+    print(out["runs"][0].get("profile", ""))
+
+
+if __name__ == "__main__":
+    main()
