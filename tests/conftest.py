@@ -108,9 +108,12 @@ def _resumed_equals_whole(solver_class, sim, folder) -> object:
     length; assert every monitor array equal bitwise; return the whole run's results."""
     import numpy as np
 
-    whole = solver_class(sim, chunk=10).run(progress=False)
+    solver = solver_class(sim, chunk=10)
+    whole = solver.run(progress=False)
     ck = folder / "resume.ckpt.h5"
-    solver_class(sim, chunk=10).run(progress=False, checkpoint_every=30, checkpoint_path=ck)
+    # The same solver (its compiled chunk: no second compilation) writes the checkpoint;
+    # run() starts from a fresh state. The resume is a new solver, as in a new process.
+    solver.run(progress=False, checkpoint_every=30, checkpoint_path=ck)
     resumed = solver_class(sim, chunk=7).run(progress=False, resume=ck)
     for name in whole.names:
         for comp, x in whole[name].data.items():

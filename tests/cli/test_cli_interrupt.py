@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import subprocess
@@ -61,7 +62,10 @@ def _wait_for(path: Path, proc: subprocess.Popen, timeout: float = 120) -> None:
         time.sleep(0.01)
 
 
-def _uninterrupted(tmp_path: Path):
+@functools.cache
+def _uninterrupted():
+    """The uninterrupted run of SCENARIO (4,000 float64 steps): made once per process,
+    shared by both tests when they land on the same worker."""
     from emjax.fdtd.solver import FDTDSolver
 
     return FDTDSolver(em.load_scenario(SCENARIO)).run(progress=False)
@@ -88,7 +92,7 @@ def test_sigkill_during_checkpointing_leaves_a_resumable_checkpoint(tmp_path):
     from emjax.driver.checkpoint import scenario_json
 
     assert em.load_scenario(scenario_json(ckpt)) == em.load_scenario(SCENARIO)
-    whole, resumed = _uninterrupted(tmp_path), _resume(tmp_path, ckpt)
+    whole, resumed = _uninterrupted(), _resume(tmp_path, ckpt)
     assert np.array_equal(whole["p"].data["Ez"], resumed["p"].data["Ez"])
 
 
@@ -104,6 +108,6 @@ def test_sigint_writes_partial_results_and_checkpoint(tmp_path):
     partial = em.Results.load(tmp_path / "kill.partial.h5")
     n = partial.metadata["interrupted_at_step"]
     assert 0 < n < 4000 and partial["p"].data["Ez"].shape[0] == n
-    whole, resumed = _uninterrupted(tmp_path), _resume(tmp_path, ckpt)
+    whole, resumed = _uninterrupted(), _resume(tmp_path, ckpt)
     assert np.array_equal(whole["p"].data["Ez"][:n], partial["p"].data["Ez"])
     assert np.array_equal(whole["p"].data["Ez"], resumed["p"].data["Ez"])

@@ -60,9 +60,11 @@ def _assert_same(a, b):
 
 def test_resume_is_bitwise_exact(tmp_path):
     sim = _sim()
-    whole = FDTDSolver(sim, chunk=10).run(progress=False)
-    ck = tmp_path / "run.ckpt.h5"
     first = FDTDSolver(sim, chunk=10)
+    whole = first.run(progress=False)
+    ck = tmp_path / "run.ckpt.h5"
+    # the same solver (one compilation) writes the checkpoint, from a fresh state; the
+    # resumes below are new solvers, as in a new process
     first.run(progress=False, checkpoint_every=40, checkpoint_path=ck)
     assert ck.exists()
     resumed = FDTDSolver(sim, chunk=10).run(progress=False, resume=ck)
@@ -87,9 +89,9 @@ def test_foreign_checkpoints_are_refused(tmp_path):
 
 def test_sigint_stops_with_checkpoint_and_partial_results(tmp_path):
     sim = _sim(steps=400)
-    whole = FDTDSolver(sim, chunk=10).run(progress=False)
-    ck = tmp_path / "int.ckpt.h5"
     solver = FDTDSolver(sim, chunk=10)
+    whole = solver.run(progress=False)  # the interrupted run below reuses its compilation
+    ck = tmp_path / "int.ckpt.h5"
     advance, calls = solver.advance, []
 
     def advance_then_signal(*args, **kw):

@@ -204,9 +204,12 @@ def test_resume_is_bitwise_exact(tmp_path):
         em.DFTMonitor(name="dft", size=(6e-3, 4e-3, 0), frequencies=[25e9, 35e9]),
         em.FieldSnapshot(name="snap", size=(8e-3, 2e-3, 0), interval=7, components=["Ez"]),
         em.EnergyMonitor(name="w", interval=3)]})
-    whole = FDTD2DSolver(sim, chunk=10).run(progress=False)
+    solver = FDTD2DSolver(sim, chunk=10)
+    whole = solver.run(progress=False)
     ck = tmp_path / "run.ckpt.h5"
-    FDTD2DSolver(sim, chunk=10).run(progress=False, checkpoint_every=40, checkpoint_path=ck)
+    # the same solver (one compilation) writes the checkpoint, from a fresh state; the
+    # resumes below are new solvers, as in a new process
+    solver.run(progress=False, checkpoint_every=40, checkpoint_path=ck)
     resumed = FDTD2DSolver(sim, chunk=10).run(progress=False, resume=ck)
     again = FDTD2DSolver(sim, chunk=7).run(progress=False, resume=ck)
     for other in (resumed, again):

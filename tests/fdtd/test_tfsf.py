@@ -160,8 +160,8 @@ def _run_until(solver, path, step):
     from emjax.driver.checkpoint import save_checkpoint
 
     state, s = solver.init_state(), 0
-    while s < step:
-        state, _, _ = solver.advance(state, s, 10)
+    while s < step:  # the driver's (measured) chunk, which run() compiled: no second program
+        state, *_ = solver.advance(state, s, 10, measure=True)
         s += 10
     save_checkpoint(solver, path, s, state, solver.empty_record())
     raise KeyboardInterrupt
