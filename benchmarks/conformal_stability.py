@@ -1,9 +1,12 @@
-"""Experiment: the largest eigenvalue of the 3D conformal-PEC leapfrog operator.
+"""Experiment: the stability margin of the 3D conformal-PEC scheme.
 
-The leapfrog E^{n+1} - 2 E^n + E^{n-1} = -K E^n is stable while lambda_max(K) < 4.
-K e = -update_E(0, conformal_h(update_H(e, 0), 0, e)) is built from the solver's own
-kernels; a power iteration finds lambda_max. Prints it for the sphere cavity of
-``emjax.validation.cavity3d`` at a few resolutions and Courant numbers.
+The locally implicit scheme (``emjax.fdtd.conformal_implicit``) is
+``(M + K_S / 4)(E^{n+1} - 2 E^n + E^{n-1}) = -K E^n`` (dt folded into K) with K = K_R +
+K_S, stable while lambda_max(K_R) < 4: K_R e = -update_E(0, update_H(e, 0) with the cut
+faces' H zeroed) from the solver's own kernels; a power iteration finds lambda_max.
+Prints it for the sphere cavity of ``emjax.validation.cavity3d`` at a few resolutions
+and Courant numbers. (Until 2026-11-27 the explicit Dey-Mittra operator with enlarged
+small faces was measured here; see BENCHMARKS.md, third session of 2026-11-27.)
 
     python benchmarks/conformal_stability.py 10 15 --courant 0.99
 """
@@ -20,7 +23,7 @@ import numpy as np
 jax.config.update("jax_enable_x64", True)
 
 from emjax.fdtd.solver import FDTDSolver  # noqa: E402
-from emjax.fdtd.update3d import conformal_h, update_E, update_H, zeros_psi  # noqa: E402
+from emjax.fdtd.update3d import update_E, update_H, zeros_psi  # noqa: E402
 from emjax.validation.cavity3d import sphere_cavity  # noqa: E402
 
 
@@ -33,10 +36,17 @@ def lambda_max(sim, iters: int = 3000, seed: int = 0) -> tuple[float, float]:
     psi_E, psi_H = zeros_psi(lay, s.dtype)
     zero = tuple(jnp.zeros(s.grid.shape, s.dtype) for _ in range(3))
 
+    uncut = [np.ones(s.grid.shape, bool) for _ in range(3)]
+    if s.conformal is not None:
+        system = s.conformal[0]
+        for (comp, _), idx in zip(system["static"]["faces"], system["arrays"]["f_index"],
+                                  strict=True):
+            uncut[comp][idx] = False
+    uncut = [jnp.asarray(m) for m in uncut]
+
     def K(e):
         h, _ = update_H(e, zero, c["cH"], c["pml"], psi_H, lay)
-        if c["cut"] is not None:
-            h = conformal_h(h, zero, e, c["cut"])
+        h = tuple(jnp.where(m, x, 0) for m, x in zip(uncut, h, strict=True))
         en, _ = update_E(zero, h, c["cE"], c["pml"], psi_E, lay)
         return tuple(-x for x in en)
 

@@ -28,13 +28,15 @@ from ..driver.zeros import zeros_of
 from ..errors import InstabilityError, SetupError
 from ..grid.yee import COMPONENTS
 from . import anisotropic, auxgrid, dispersive
+from . import conformal_implicit as conformal
 from .collect import collect, region_shape
 from .memory import check_fits, check_fits_per_device
 from .setup import FDTDSetup, prepare, waveform_samples
 from .state import FDTDState
 from .tfsf import corrections
 from .transpose3d import update_through
-from .update3d import conformal_h, inject, zeros_psi
+from .update3d import inject, zeros_psi
+from .waveguide import add_sheets, sheet_samples
 
 _COMP = {c: i for i, c in enumerate(COMPONENTS)}
 
@@ -124,7 +126,7 @@ class FDTDSolver:
                          for _, box in s.planewaves],
                 "disp": s.dispersive.coeffs if s.dispersive else (),
                 "offdiag": s.offdiagonal,
-                "cut": s.conformal[0] if s.conformal is not None else None,
+                "cut": s.conformal[0]["arrays"] if s.conformal is not None else None,
                 "sheets": [sh.profile.astype(s.dtype) for sh in s.sheets],
                 "wg": [[[w.astype(s.dtype) for _, _, w in terms] for terms in (g.e_terms,
                                                                               g.h_terms)]
@@ -150,8 +152,11 @@ class FDTDSolver:
             n_aux = s.planewaves[0][1].aux.n if s.planewaves else 0
             n2f_inc.append(jnp.zeros((nf, n_aux), dt_c))
         disp = dispersive.zeros(s.dispersive.boxes, s.dtype) if s.dispersive else ()
+        cut = () if s.conformal is None else (  # q^{n-1} of fdtd/conformal_implicit
+            jnp.zeros((len(s.conformal[0]["arrays"]["w"]),), s.dtype),)
         return FDTDState(E=zeros(), H=zeros(), psi_E=psi_E, psi_H=psi_H, dft=dft, aux=aux,
-                         n2f=n2f, n2f_inc=n2f_inc, n=jnp.zeros((), jnp.int32), disp=disp)
+                         n2f=n2f, n2f_inc=n2f_inc, n=jnp.zeros((), jnp.int32), disp=disp,
+                         cut=cut)
 
     # ------------------------------------------------------------------ chunk
     def _chunk_inputs(self, step0: int, length: int) -> dict:
@@ -315,8 +320,10 @@ def _step3d(carry: FDTDState, consts, x, setup: FDTDSetup):
     # E (and H_new) pass through: gradient runs sum their later uses' cotangents in one pass
     H_new, psi_H, E = update_through(H, E, consts["cH"], consts["pml"], carry.psi_H, lay,
                                      electric=False, extra=xH)
-    if consts.get("cut") is not None:  # conformal PEC faces (fdtd/conformal3d)
-        H_new = conformal_h(H_new, H, E, consts["cut"])
+    if setup.conformal is not None:  # conformal PEC faces (fdtd/conformal3d)
+        cut_static = setup.conformal[0]["static"]
+        q_n = conformal.circulation(E, consts["cut"], cut_static)
+        H_new = conformal.explicit_h(H_new, H, q_n, consts["cut"], cut_static)
     H_new = add_sheets(H_new, setup.sheets, consts["sheets"], x["sheet"], "H")
     aux = [auxgrid.step_h(c["aux"], a) for c, a in zip(consts["tfsf"], aux, strict=True)]
     xE = _tfsf_terms(setup, consts, aux, "E")
@@ -339,25 +346,12 @@ def _step3d(carry: FDTDState, consts, x, setup: FDTDSetup):
         # edge sees its current: fdtd/dispersive.py's carried form)
         E_new = inject(E_new, consts["src"], x["src"])
     E_new = add_sheets(E_new, setup.sheets, consts["sheets"], x["sheet"], "E")
-    return E_new, H_new, psi_E, psi_H, aux, disp
-
-
-def add_sheets(F: tuple, sheets, profiles, g, field: str) -> tuple:
-    """The fields ``F`` (E or H, 3 arrays) with each ``field`` sheet's profile times
-    its waveform sample of this step (``g[k]`` for sheet k) added on its plane
-    (:class:`emjax.fdtd.waveguide.SheetSource`)."""
-    F = list(F)
-    for k, (sh, prof) in enumerate(zip(sheets, profiles, strict=True)):
-        if sh.field == field:
-            F[sh.comp] = F[sh.comp].at[sh.slices].add(prof * g[k])
-    return tuple(F)
-
-
-def sheet_samples(sheets, n: np.ndarray, dt: float, dtype) -> np.ndarray:
-    """Waveform samples (len(n), n_sheets) of sheet sources at steps n: H sheets at
-    n dt (the E their update reads), E sheets at (n + 1/2) dt (the H theirs reads)."""
-    cols = [sh.waveform((n + (0.5 if sh.field == "E" else 0.0)) * dt) for sh in sheets]
-    return np.stack(cols, axis=1).astype(dtype) if cols else np.zeros((len(n), 0), dtype)
+    cut = carry.cut
+    if setup.conformal is not None:  # the cut faces' implicit part: E^(0) -> E^{n+1}
+        E_new, H_new = conformal.correct(E_new, H_new, q_n, cut[0], consts["cut"],
+                                         cut_static)
+        cut = (q_n,)
+    return E_new, H_new, psi_E, psi_H, aux, disp, cut
 
 
 def _chunk(state, consts, xs, step0, *, setup: FDTDSetup, length: int, step=None, field=None):
@@ -379,8 +373,9 @@ def _chunk(state, consts, xs, step0, *, setup: FDTDSetup, length: int, step=None
             # their in-place writes): 7.5 -> 14.9 Gcells/s at 512^3 on an H100.
             (E, H), (E_step, H_step) = jax.lax.optimization_barrier(((E, H), (E, H)))
             carry = dataclasses.replace(carry, E=E_step, H=H_step)
-        E_new, H_new, psi_E, psi_H, aux, *disp = step(carry, consts, x)
-        disp = disp[0] if disp else carry.disp
+        E_new, H_new, psi_E, psi_H, aux, *rest = step(carry, consts, x)
+        disp = rest[0] if rest else carry.disp
+        cut = rest[1] if len(rest) > 1 else carry.cut
         ys = {"probe": [], "energy": []}
         for (_, comps), cst in zip(setup.probes, consts["probes"], strict=True):
             vals = []
@@ -425,9 +420,9 @@ def _chunk(state, consts, xs, step0, *, setup: FDTDSetup, length: int, step=None
         for m in setup.energy:
             ys["energy"].append(sampled(carry.n, m.interval,
                                         lambda: _energy(E, H, H_new, w, carry.disp, consts,
-                                                        setup), setup.dtype))
+                                                        setup, E_new, cut), setup.dtype))
         carry = FDTDState(E=E_new, H=H_new, psi_E=psi_E, psi_H=psi_H, dft=dft, aux=aux,
-                          n2f=n2f, n2f_inc=n2f_inc, n=carry.n + 1, disp=disp)
+                          n2f=n2f, n2f_inc=n2f_inc, n=carry.n + 1, disp=disp, cut=cut)
         return carry, frames, ys
 
     buffers = frame_buffers(length, [m.interval for m, _ in setup.snapshots],
@@ -449,16 +444,21 @@ def _tfsf_terms(setup: FDTDSetup, consts, aux, field: str):
     return out
 
 
-def _energy(E, H_old, H_new, w, disp=(), consts=None, setup=None):
+def _energy(E, H_old, H_new, w, disp=(), consts=None, setup=None, E_new=None, cut=()):
     """(sum eps E.E + sum mu H_old.H_new) dV / 2, weights pre-halved and scaled by dV,
     plus the polarization energy of dispersive media (:func:`dispersive.energy`; eps is
-    eps0 eps_inf there): the discrete energy that a passive run never increases."""
+    eps0 eps_inf there) and the conformal cut faces' term (``cut``: their q^n, E_new:
+    E^{n+1}; :func:`conformal_implicit.energy_term`): the discrete energy that a passive
+    run never increases (with conformal PEC, up to a narrow band)."""
     total = sum(jnp.sum(wi * F * F) for wi, F in zip(w["E"], E, strict=True))
     total = total + sum(
         jnp.sum(wi * a * b) for wi, a, b in zip(w["H"], H_old, H_new, strict=True)
     )
     if disp:
         total = total + dispersive.energy(disp, consts["disp"], setup.dispersive.boxes, E)
+    if cut:
+        total = total + conformal.energy_term(H_old, E_new, cut[0], w["H"], consts["cut"],
+                                              setup.conformal[0]["static"])
     return total
 
 

@@ -24,7 +24,9 @@ class FDTDState:
     sums; n2f_inc: per NearToFar monitor, the incident spectrum along the 1D grid;
     n: the step count (int32); disp: per dispersive box, its polarizations
     ``{"P": ..., "J": ...}`` (:mod:`emjax.fdtd.dispersive`; P/eps0 and J/eps0 at step n),
-    empty (no leaves, so checkpoints without dispersive media are unchanged) otherwise."""
+    empty (no leaves, so checkpoints without dispersive media are unchanged) otherwise;
+    cut: with conformal PEC, (q^{n-1},) the cut faces' explicit circulation term of the
+    previous step (:mod:`emjax.fdtd.conformal_implicit`), else empty."""
 
     E: tuple
     H: tuple
@@ -36,3 +38,4 @@ class FDTDState:
     n2f_inc: list
     n: jax.Array
     disp: tuple = ()
+    cut: tuple = ()

@@ -349,26 +349,6 @@ def update_E(E, H, coeffs_E, pml, psi_E, lay: Layout, extra=None):
     return _update_fields(E, H, coeffs_E, pml, psi_E, lay, electric=True, extra=extra)
 
 
-def conformal_h(H_new, H_old, E, cut):
-    """Dey-Mittra conformal PEC: recompute H on the faces a PEC surface cuts.
-
-    cut: {H component: (index tuple of the cut faces, da there, {E component: (index
-    tuple, coef)})}, each E component's two edges per face stacked (2 n_faces,):
-    ``H = da H_old + sum_k coef_k E_k`` over the four edges of each face, coef holding
-    -+ db l_k / A_eff (free edge length over effective free area; Dey and Mittra, IEEE
-    MGWL 7, 273, 1997): Faraday's law over the face's part outside the conductor. A
-    sparse correction after the regular update (the bulk kernel is unchanged; its cost
-    scales with the surface); the set-up is :mod:`emjax.fdtd.conformal3d`.
-    """
-    H = list(H_new)
-    for comp, (index, da, terms) in cut.items():
-        val = da * H_old[comp][index]
-        for ec, (q, coef) in terms.items():
-            val = val + jnp.sum((coef * E[ec][q]).reshape(2, -1), axis=0)
-        H[comp] = H[comp].at[index].set(val)
-    return tuple(H)
-
-
 def inject(E, sources, values):
     """Add source terms: ``sources`` is {comp: (index tuple of 3 int arrays, scale)}.
 

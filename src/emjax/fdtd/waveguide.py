@@ -385,5 +385,25 @@ def record_names(sim) -> set:
                                              if isinstance(s, LumpedPort)}
 
 
-__all__ = ["SOURCE_CELLS", "SampledSignal", "SheetSource", "WaveguideMeasure", "filtered",
-           "launch", "lower", "record_names"]
+
+
+def add_sheets(F: tuple, sheets, profiles, g, field: str) -> tuple:
+    """The fields ``F`` (E or H, 3 arrays) with each ``field`` sheet's profile times
+    its waveform sample of this step (``g[k]`` for sheet k) added on its plane
+    (:class:`emjax.fdtd.waveguide.SheetSource`)."""
+    F = list(F)
+    for k, (sh, prof) in enumerate(zip(sheets, profiles, strict=True)):
+        if sh.field == field:
+            F[sh.comp] = F[sh.comp].at[sh.slices].add(prof * g[k])
+    return tuple(F)
+
+
+def sheet_samples(sheets, n: np.ndarray, dt: float, dtype) -> np.ndarray:
+    """Waveform samples (len(n), n_sheets) of sheet sources at steps n: H sheets at
+    n dt (the E their update reads), E sheets at (n + 1/2) dt (the H theirs reads)."""
+    cols = [sh.waveform((n + (0.5 if sh.field == "E" else 0.0)) * dt) for sh in sheets]
+    return np.stack(cols, axis=1).astype(dtype) if cols else np.zeros((len(n), 0), dtype)
+
+
+__all__ = ["SOURCE_CELLS", "SampledSignal", "SheetSource", "WaveguideMeasure", "add_sheets",
+           "filtered", "launch", "lower", "record_names", "sheet_samples"]

@@ -262,10 +262,10 @@ class FDTD3D(_TimeDomain):
     )
     conformal_pec: bool = Field(
         False, description="Dey-Mittra conformal PEC surfaces (emjax.fdtd.conformal3d) "
-        "instead of staircases, at the regular time step (small cut faces get an enlarged "
-        "effective area that keeps it stable; second-order accurate at courant 0.4 or "
-        "below, where few are enlarged: at 0.7 the enlarged faces leave a first-order "
-        "error). Off by default while it is new. Voxels PEC stays staircased "
+        "instead of staircases: second order, stable at the regular time step (every "
+        "cut face keeps its free area and is advanced locally implicitly, "
+        "emjax.fdtd.conformal_implicit; one small sparse solve per step on the cut "
+        "faces). Off by default while it is new. Voxels PEC stays staircased "
         "(a warning); surfaces within a cell of the CPML or the outer walls stay staircased "
         "there; one device only (sharded runs refuse it).")
     port_excitation: Literal["simultaneous", "each"] = Field(
