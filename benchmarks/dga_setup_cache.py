@@ -5,8 +5,9 @@ the set-up cache, in this process and in a fresh one, as a user's second run is
     OUT=folder python benchmarks/dga_setup_cache.py 20.2e6
 
 Writes ``$OUT/dga-setup-cache.json``: the stages of each set-up, the wall time of
-``DGASolver(sim)`` (set-up, kernel and monitor arrays, device transfer) and the top of
-a cProfile of the set-up from nothing, by own time.
+``DGASolver(sim)`` (set-up, kernel and monitor arrays, device transfer), the bytes
+handed to the device per group of arrays (``K`` kernels, ``E`` energy monitor, probes,
+snapshots) and the top of a cProfile of the set-up from nothing, by own time.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ def scenario(target: float):
 
 
 def timed(sim, folder: str, profile: bool = False) -> dict:
+    import jax
+
     from emjax.dga.solver import DGASolver
     from emjax.driver.compile_cache import setup_cache
 
@@ -48,7 +51,9 @@ def timed(sim, folder: str, profile: bool = False) -> dict:
         wall = time.perf_counter() - t0
     s = solver.setup
     rec = {"cache": s.cache, "wall_s": wall, "dofs": int(s.cx.num_dofs),
-           "stages": {k: round(v, 4) for k, v in s.stages.items()}}
+           "stages": {k: round(v, 4) for k, v in s.stages.items()},
+           "device_bytes": {k: int(sum(x.nbytes for x in jax.tree_util.tree_leaves(v)))
+                            for k, v in solver.consts.items()}}
     if prof:
         buf = io.StringIO()
         pstats.Stats(prof, stream=buf).sort_stats("tottime").print_stats(25)

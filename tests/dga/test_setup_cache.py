@@ -113,27 +113,43 @@ def test_run_metadata_reports_stages(small_dgatd, in_tmp):
 
 def test_kernel_arrays_kept_per_dt_and_dtype(small_dgatd, in_tmp):
     """The dense kernels' arrays are kept beside the set-up's (one folder per dt, dtype
-    and layout), read back equal bitwise, and a run from them equals the first run."""
+    and layout), the energy monitor's packed matrices likewise (one folder per dtype),
+    read back equal bitwise (memory-mapped), and a run from them equals the first run;
+    a damaged energy folder is rebuilt."""
     import jax
 
+    import emjax as em
     from emjax.dga.solver import DGASolver
 
-    sim = _lossy(small_dgatd, steps=12)
+    sim = _lossy(small_dgatd, steps=12, energy=[em.EnergyMonitor(name="W", interval=3)])
     first = DGASolver(sim)
     ran = first.run(progress=False)
     root = in_tmp / "dga" / first.setup.cache_key
     assert len(list(root.glob("kernels-*"))) == 1
+    assert [p.name for p in root.glob("energy-*")] == ["energy-float32"]
     again = DGASolver(sim)
     assert again.setup.cache == "hit"
-    a, b = (jax.tree_util.tree_leaves(s.consts["K"]) for s in (first, again))
-    assert len(a) == len(b) > 0
-    assert all(np.array_equal(np.asarray(x), np.asarray(y)) for x, y in zip(a, b, strict=True))
+    for group in ("K", "E"):
+        a, b = (jax.tree_util.tree_leaves(s.consts[group]) for s in (first, again))
+        assert len(a) == len(b) > 0
+        assert all(np.array_equal(np.asarray(x), np.asarray(y))
+                   for x, y in zip(a, b, strict=True)), group
+    kept = cache.load_tree(in_tmp / "dga", first.setup.cache_key, "energy-float32")
+    assert all(isinstance(x, np.memmap) for x in jax.tree_util.tree_leaves(kept))
     rerun = again.run(progress=False)
     assert np.array_equal(ran["p"].data["Ez"], rerun["p"].data["Ez"])
-    # another safety (dt) or dtype: other arrays, in another folder
+    assert np.array_equal(ran["W"].data["energy"], rerun["W"].data["energy"])
+    # another safety (dt) or dtype: other kernel arrays; the energy's per dtype only
     DGASolver(sim.model_copy(update={"safety": 0.8}))
     DGASolver(sim.model_copy(update={"dtype": "float64"}))
     assert len(list(root.glob("kernels-*"))) == 3
+    assert sorted(p.name for p in root.glob("energy-*")) == ["energy-float32", "energy-float64"]
+    npy = root / "energy-float32" / "K.Mmu.npy"  # cut short: rebuilt, equal again
+    npy.write_bytes(npy.read_bytes()[: npy.stat().st_size // 2])
+    rebuilt = DGASolver(sim)
+    assert np.array_equal(np.asarray(rebuilt.consts["E"]["Mmu"]),
+                          np.asarray(first.consts["E"]["Mmu"]))
+    assert cache.load_tree(in_tmp / "dga", first.setup.cache_key, "energy-float32") is not None
 
 
 def test_renumbered_passes_the_checks_unchanged():

@@ -14,7 +14,9 @@ and its edge tables (:mod:`emjax.dga.edges`), :func:`kernel_arrays` builds, scal
   Crank-Nicolson update ``u <- P u + Q x`` (Q then in D);
 * ``gpos`` (ne,) each edge's position in G (for current sources).
 
-Also: the canonical mass matrices of the energy monitor (:func:`energy_arrays`), the
+Also: the energy monitor's mass matrices, packed, in the canonical orders
+(:func:`energy_arrays`: ``Mmu`` (10, nt) in ``SYM4`` order, ``Meps`` per bucket
+(w (w + 1) / 2, nv) cyclic diagonals, the packings of ``Ms`` and ``D``/``Dh``), the
 global sparse matrices of the seed's "SpMV" formulation in the layout's orders
 (:func:`sparse_arrays`, :func:`source_columns`), and the bytes a half-step moves
 (:func:`half_step_bytes`, for the benchmark's roofline fractions).
@@ -30,6 +32,11 @@ from .mass import Bucket, Operators, lossy_factors, restricted_inverse
 
 SYM4 = ((0, 0), (1, 1), (2, 2), (3, 3), (0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3))
 """Packed order of the 10 entries of a symmetric 4x4 matrix (rows of K["Ms"])."""
+
+
+def pack_sym4(M: np.ndarray) -> np.ndarray:
+    """Symmetric (4, 4, n) -> (10, n): its upper triangle in ``SYM4`` order."""
+    return np.stack([M[k, m] for k, m in SYM4])
 
 
 def _pack_cyclic(M: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
@@ -88,7 +95,7 @@ def kernel_base(ops: Operators, lay: Layout) -> dict:
     cx = ops.cx
     Minv = restricted_inverse(ops.Mmu, np.ones((4, cx.num_tets), bool))  # (4, 4, nt)
     Minv = 0.5 * (Minv + np.swapaxes(Minv, 0, 1))
-    Ms1 = np.stack([Minv[k, m] for k, m in SYM4]) * cx.orientation[None, :]
+    Ms1 = pack_sym4(Minv) * cx.orientation[None, :]
     gpos, tables = edge_tables(ops, lay.spec)
     return {"Ms1": Ms1, "gpos": gpos, "tables": tables,
             "packed": [_packed_inverse(b) for b in ops.buckets]}
@@ -113,8 +120,19 @@ def kernel_arrays(ops: Operators, lay: Layout, dt: float, dtype, lossless: bool 
 
 
 def energy_arrays(ops: Operators, dtype) -> dict:
-    """Canonical-order mass matrices: Mmu (4, 4, nt), Meps per bucket (w, w, nv)."""
-    return {"Mmu": ops.Mmu.astype(dtype), "Meps": [b.Meps.astype(dtype) for b in ops.buckets]}
+    """The energy monitor's symmetric mass matrices packed, canonical orders, in
+    ``dtype``: ``Mmu`` (10, nt) the upper triangle of each M^mu_t in ``SYM4`` order;
+    ``Meps`` per bucket (w (w + 1) / 2, nv): row ``d w + i`` holds ``M^eps_v[i, (i + d)
+    mod w]`` (d = 0 .. (w - 1) // 2) and for even w the last w / 2 rows ``M^eps_v[i, i +
+    w / 2]`` (the node inverses' cyclic packing, ``D`` then ``Dh``). :func:`emjax.dga.step.
+    energy` reads them; 10 / 16 and (w + 1) / 2w of the full matrices' bytes."""
+
+    def node(M: np.ndarray) -> np.ndarray:
+        D, Dh = _pack_cyclic(M)  # (nd, w, nv), (w / 2, nv)
+        rows = D.reshape(-1, D.shape[-1])
+        return (rows if Dh is None else np.concatenate([rows, Dh])).astype(dtype)
+
+    return {"Mmu": pack_sym4(ops.Mmu).astype(dtype), "Meps": [node(b.Meps) for b in ops.buckets]}
 
 
 def sparse_arrays(ops: Operators, lay: Layout, dt: float, dtype) -> dict:
@@ -184,6 +202,7 @@ __all__ = [
     "kernel_arrays",
     "kernel_base",
     "node_arrays",
+    "pack_sym4",
     "source_columns",
     "sparse_arrays",
 ]

@@ -11,9 +11,14 @@ the mesh description (a mesh file by its bytes), ``renumber``, the media (backgr
 and regions), the kernels' layout and :data:`CACHE_VERSION`; the layout's index maps
 are kept with them. Dtype, safety, duration, sources and probes are not
 in the key: dt is ``safety`` times the bound from the cached rho, and the sources and
-probes are checked and placed on every run. The kernels' arrays, which depend on dt
-and the dtype as well (:func:`emjax.dga.arrays.kernel_arrays`), are kept beside them
-in ``<key>/kernels-<digest of dt, dtype, kernels>/`` (:func:`save_kernels`).
+probes are checked and placed on every run. Arrays formed from these for a run are
+kept beside them, each in a sub-folder (:func:`kept`): the kernels' arrays, which
+depend on dt and the dtype as well (:func:`emjax.dga.arrays.kernel_arrays`), in
+``<key>/kernels-<digest of dt, dtype, kernels>/`` (:func:`kernel_key`), and the energy
+monitor's packed mass matrices, which depend on the dtype only
+(:func:`emjax.dga.arrays.energy_arrays`), in ``<key>/energy-<dtype>/``
+(:func:`energy_key`); a folder from before these sub-folders is still read (they are
+then built and added).
 
 A hit memory-maps the arrays read-only instead of reading them: a run touches only
 the pages it needs (no whole-file read; at 20.8M DoFs the read of one ``.npz`` with
@@ -208,27 +213,48 @@ def _unflatten(struct, flat: dict[str, np.ndarray]):
     return [_unflatten(v, flat) for v in struct["l"]]
 
 
-def save_kernels(folder: Path, key: str, kkey: str, K: dict) -> Path | None:
-    """Write the kernel arrays ``K`` (:func:`emjax.dga.arrays.kernel_arrays`: a tree of
-    dicts, lists and arrays) beside the set-up ``key``'s arrays; None when they cannot be
-    written."""
+def energy_key(dtype) -> str:
+    """The name of a set-up's energy-array folder: the dtype."""
+    return "energy-" + np.dtype(dtype).name
+
+
+def save_tree(folder: Path, key: str, sub: str, tree: dict) -> Path | None:
+    """Write ``tree`` (dicts, lists and arrays: the kernels' or the energy monitor's
+    arrays) as the sub-folder ``sub`` beside the set-up ``key``'s arrays; None when it
+    cannot be written."""
     if not (folder / key).is_dir():
         return None
     flat: dict[str, np.ndarray] = {}
-    meta = {"key": kkey, "version": CACHE_VERSION, "tree": _flatten(K, "K", flat)}
-    return _write(folder / key / kkey, flat, meta)
+    meta = {"key": sub, "version": CACHE_VERSION, "tree": _flatten(tree, "K", flat)}
+    return _write(folder / key / sub, flat, meta)
 
 
-def load_kernels(folder: Path, key: str, kkey: str) -> dict | None:
-    """The kernel arrays :func:`save_kernels` wrote (memory-mapped), or None."""
-    path = folder / key / kkey
+def load_tree(folder: Path, key: str, sub: str) -> dict | None:
+    """The tree :func:`save_tree` wrote (arrays memory-mapped), or None (none, or damaged)."""
+    path = folder / key / sub
     if not path.is_dir():
         return None
     try:
-        meta, flat = _read(path, kkey)
+        meta, flat = _read(path, sub)
         return _unflatten(meta["tree"], flat)
     except (OSError, KeyError, ValueError, TypeError, EOFError):
         return None
+
+
+def kept(cache_key: str, sub: str, build, st: Stages, stage: str) -> dict:
+    """The tree kept as ``sub`` beside the set-up ``cache_key``'s arrays (memory-mapped),
+    else ``build()`` (timed as ``stage``), then kept there (timed as "cache write");
+    ``cache_key`` "" (the cache off): ``build()``, kept nowhere."""
+    folder = cache_dir() if cache_key else None
+    with st(stage):
+        tree = load_tree(folder, cache_key, sub) if folder is not None else None
+        built = tree is None
+        if built:
+            tree = build()
+    if built and folder is not None:
+        with st("cache write"):
+            save_tree(folder, cache_key, sub, tree)
+    return tree
 
 
 def _consistent(mesh: TetMesh, cx: Complex, ops: Operators) -> None:
@@ -242,5 +268,5 @@ def _consistent(mesh: TetMesh, cx: Complex, ops: Operators) -> None:
         raise ValueError("cached arrays of inconsistent shapes")
 
 
-__all__ = ["CACHE_VERSION", "Stages", "cache_dir", "cache_key", "kernel_key", "load",
-           "load_kernels", "save", "save_kernels"]
+__all__ = ["CACHE_VERSION", "Stages", "cache_dir", "cache_key", "energy_key", "kept",
+           "kernel_key", "load", "load_tree", "save", "save_tree"]

@@ -247,10 +247,11 @@ class DGASolver:
             consts = {"K": K,
                       "probes": [probe_arrays(ops, lay, p.positions, s.dtype,
                                               f"probes '{p.name}': point") for p in sim.probes]}
-            if sim.energy:
-                consts["E"] = energy_arrays(ops, s.dtype)
             if sim.snapshots:
                 consts["snap"] = self._snapshot_arrays()
+        if sim.energy:  # packed, kept in the set-up cache per dtype
+            consts["E"] = cache.kept(s.cache_key, cache.energy_key(s.dtype),
+                                     lambda: energy_arrays(ops, s.dtype), st, "monitor arrays")
         with st("device transfer"):
             self.consts = jax.block_until_ready(jax.device_put(consts))
         nbytes = sum(x.nbytes for x in jax.tree_util.tree_leaves(self.consts))
@@ -260,17 +261,9 @@ class DGASolver:
         """The dense kernels' arrays: from the set-up cache where it holds them for this
         dt, dtype and layout, else built (and kept there when the cache is on)."""
         s = self.setup
-        folder = cache.cache_dir() if s.cache_key else None
-        kkey = cache.kernel_key(s.dt, s.dtype, s.layout.spec.kernels)
-        with st("kernel arrays"):
-            K = cache.load_kernels(folder, s.cache_key, kkey) if folder else None
-            built = K is None
-            if built:
-                K = kernel_arrays(s.ops, s.layout, s.dt, s.dtype, base=s.kernel_base)
-        if built and folder is not None:
-            with st("cache write"):
-                cache.save_kernels(folder, s.cache_key, kkey, K)
-        return K
+        return cache.kept(s.cache_key, cache.kernel_key(s.dt, s.dtype, s.layout.spec.kernels),
+                          lambda: kernel_arrays(s.ops, s.layout, s.dt, s.dtype,
+                                                base=s.kernel_base), st, "kernel arrays")
 
     # ---------------------------------------------------------------- state
     def init_state(self) -> DGAState:
@@ -485,7 +478,7 @@ def estimate(sim) -> dict[str, int]:
     out = {"fields": (nu + 4 * nt) * isz,
            "faraday": nt * (10 * isz + 48),  # packed matrices, hs/he
            "ampere": packed * isz + nu * 4 + 6 * nt * 4,  # node matrices, gidx, edge codes
-           "energy": (16 * nt + mat) * isz if sim.energy else 0,
+           "energy": (10 * nt + packed) * isz if sim.energy else 0,  # packed matrices
            "scan_buffers": 2 * (nu + 4 * nt) * isz}
     if sim.formulation == "sparse":
         out["sparse_matrices"] = (48 * nt + mat * P) * (isz + 8)

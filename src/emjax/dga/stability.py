@@ -30,9 +30,10 @@ def spectral_radius(K1: dict, spec, E: dict, nu: int, free: np.ndarray, iters: i
     """Largest eigenvalue of K (1/s^2) by ``iters`` power iterations.
 
     K1: lossless dense kernel arrays of the layout ``spec`` with dt = 1
-    (:func:`emjax.dga.arrays.kernel_arrays`); E: canonical energy arrays (Mmu, Meps per
-    bucket); free: (nu,) mask of the unknowns in the layout's order; v0: the start
-    vector (random when None; give it to make both kernels agree bit for bit in dt).
+    (:func:`emjax.dga.arrays.kernel_arrays`); E: the energy monitor's packed mass
+    matrices (:func:`emjax.dga.arrays.energy_arrays`); free: (nu,) mask of the unknowns
+    in the layout's order; v0: the start vector (random when None; give it to make both
+    kernels agree bit for bit in dt).
     """
     dtype = K1["Ms"].dtype
     mask = jnp.asarray(free, dtype)

@@ -204,13 +204,39 @@ def soft(u, K, volts):
     return u.at[K["soft_pos"][0]].add(half).at[K["soft_pos"][1]].add(-half)
 
 
+def sym4_form(M, a, b):
+    """Per column, a^T M b for the symmetric 4x4 matrices M packed (10, n) in ``SYM4``
+    order and a, b (4, n): the diagonal terms once, each i < j term as M_ij (a_i b_j +
+    a_j b_i)."""
+    out = 0.0
+    for r, (k, m) in enumerate(SYM4):
+        out = out + M[r] * (a[k] * b[k] if k == m else a[k] * b[m] + a[m] * b[k])
+    return out
+
+
+def cyclic_form(M, a, b):
+    """Per node, a^T M b for the symmetric w x w matrices M packed (w (w + 1) / 2, nv)
+    as :func:`emjax.dga.arrays.energy_arrays` packs M^eps (cyclic diagonals, then the
+    half diagonal of even w) and a, b (w, nv) slot-major."""
+    w = a.shape[0]
+    nd = (w - 1) // 2 + 1
+    out = jnp.sum(M[:w] * a * b, axis=0)
+    for d in range(1, nd):  # D[d, i] = M[i, (i + d) mod w]
+        out = out + jnp.sum(M[d * w:(d + 1) * w] * (a * _roll(b, -d, 0) + _roll(a, -d, 0) * b),
+                            axis=0)
+    if w % 2 == 0:  # Dh[i] = M[i, i + w / 2], i < w / 2
+        h = w // 2
+        out = out + jnp.sum(M[nd * w:] * (a[:h] * b[h:] + a[h:] * b[:h]), axis=0)
+    return out
+
+
 def energy(u, f_old, f_new, E, spec):
-    """W^n = (u^n M^eps u^n + f^{n-1/2} M^mu f^{n+1/2}) / 2 in J; E: {"Mmu" (4, 4, nt),
-    "Meps": [(w, w, nv) per bucket]} in the canonical orders."""
-    fo, fn = f_rows(f_old, spec), f_rows(f_new, spec)
-    total = 0.5 * jnp.sum(fo * jnp.sum(E["Mmu"] * fn[None], axis=1))
+    """W^n = (u^n M^eps u^n + f^{n-1/2} M^mu f^{n+1/2}) / 2 in J; E: the packed mass
+    matrices of :func:`emjax.dga.arrays.energy_arrays` ("Mmu" (10, nt), "Meps" per
+    bucket (w (w + 1) / 2, nv)) in the canonical orders."""
+    total = 0.5 * jnp.sum(sym4_form(E["Mmu"], f_rows(f_old, spec), f_rows(f_new, spec)))
     for ub, Me in zip(u_blocks(u, spec), E["Meps"], strict=True):
-        total = total + 0.5 * jnp.sum(ub * jnp.sum(Me * ub[None], axis=1))
+        total = total + 0.5 * jnp.sum(cyclic_form(Me, ub, ub))
     return total
 
 
@@ -223,14 +249,14 @@ def probe(u, f, P):
 
 def divergence(u, f, D, spec):
     """Net outward electric flux of each interior dual volume (C) and net outward
-    magnetic flux of each tet (Wb); both zero in exact arithmetic without sources.
-    D: {"Mmu", "Meps"} as for :func:`energy` and "interior": per bucket (nv,) bool."""
+    magnetic flux of each tet (Wb): the column sums of the mass matrices times the
+    unknowns, both zero in exact arithmetic without sources. D: the packed "Mmu" and
+    "Meps" of :func:`energy` and "interior": per bucket (nv,) bool."""
     d_out = []
     for ub, Me, m in zip(u_blocks(u, spec), D["Meps"], D["interior"], strict=True):
-        d_out.append(jnp.sum(jnp.sum(Me * ub[None], axis=1), axis=0)[m])
+        d_out.append(cyclic_form(Me, jnp.ones_like(ub), ub)[m])
     fr = f_rows(f, spec)
-    b = jnp.sum(jnp.sum(D["Mmu"] * fr[None], axis=1), axis=0)
-    return jnp.concatenate(d_out), b
+    return jnp.concatenate(d_out), sym4_form(D["Mmu"], jnp.ones_like(fr), fr)
 
 
 def np_dtype(name: str):

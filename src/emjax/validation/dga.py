@@ -247,6 +247,7 @@ def divergence(steps: int = 10_000, limit: float = 1e-10) -> list[Check]:
     import jax.numpy as jnp
 
     from ..dga import step as kern
+    from ..dga.arrays import energy_arrays
     from ..dga.solver import DGASolver
 
     case = "dga-divergence"
@@ -262,8 +263,7 @@ def divergence(steps: int = 10_000, limit: float = 1e-10) -> list[Check]:
     f0 = kern.faraday(u_r, lay.f_zeros(u_r.dtype), K, lay)  # a curl: no magnetic charge
     u0 = kern.ampere(jnp.zeros_like(u_r), f_r, K, lay)  # a curl: no electric charge
     interior = [jnp.asarray(~ops.cx.node_boundary[b.nodes]) for b in ops.buckets]
-    D = {"Mmu": jnp.asarray(ops.Mmu), "Meps": [jnp.asarray(b.Meps) for b in ops.buckets],
-         "interior": interior}
+    D = {**energy_arrays(ops, np.float64), "interior": interior}  # packed mass matrices
 
     def scale(u, f):
         q, b = kern.divergence(jnp.abs(u), jax.tree_util.tree_map(jnp.abs, f), D, lay)
