@@ -214,7 +214,7 @@ def prepare(sim, *, align: int | None = None) -> FDTDSetup:
         pml=pml_coefficients(plan), sources=tuple(sources), plan=plan,
         planewaves=_plane_waves(sim, plan, index, media), dispersive=disp,
         ports=tuple(ports), sheets=tuple(sheets), waveguides=tuple(guides),
-        offdiagonal=_offdiagonal(smoothing, plan), conformal=cut, **monitors,
+        offdiagonal=_offdiagonal(smoothing, plan, cut), conformal=cut, **monitors,
     )
 
 
@@ -286,11 +286,15 @@ def _check_stable(sim, sm) -> None:
             f"{math.floor(1e4 / math.sqrt(lam * eps_min)) / 1e4} or subpixel = false")
 
 
-def _offdiagonal(sm, plan: GridPlan):
+def _offdiagonal(sm, plan: GridPlan, cut=None):
     """The off-diagonal smoothing correction (:mod:`emjax.fdtd.anisotropic`) on the
-    samples outside the CPML slabs and the wall planes, or None."""
+    samples outside the CPML slabs and the wall planes, and off the conformal cut faces'
+    edges (``cut``; their E weighs its free length in the energy, and the cut faces'
+    implicit solve knows the plain E update only), or None."""
     if sm is None:
         return None
+    if cut is not None:
+        sm = subpixel.without(sm, _cut_edges(cut[0], plan.grid.shape))
     grid = plan.grid
     lo, hi = [1, 1, 1], [n - 1 for n in grid.nodes]
     for slab in plan.slabs:
@@ -300,6 +304,15 @@ def _offdiagonal(sm, plan: GridPlan):
             hi[slab.axis] = min(hi[slab.axis], slab.start)
     return anisotropic.lower(sm.couplings, sm.residual, grid.shape, [1.0 / d for d in grid.spacing],
                              list(zip(lo, hi, strict=True)), plan.dt, plan.dtype)
+
+
+def _cut_edges(system, shape) -> list[np.ndarray]:
+    """Per E component, a bool array of ``shape``: the conformal cut faces' edges."""
+    out = [np.zeros(shape, bool) for _ in range(3)]
+    for (ax, _), idx in zip(system["static"]["edges"], system["arrays"]["e_index"],
+                            strict=True):
+        out[ax][idx] = True
+    return out
 
 
 def _monitors(sim, plan: GridPlan) -> dict[str, tuple]:
