@@ -35,11 +35,15 @@ def _sites(K: np.ndarray, other: np.ndarray, sign: int) -> np.ndarray:
     return np.argwhere(mark)
 
 
-def stencils(K: dict, d, dt: float, dtype) -> dict | None:
+def stencils(K: dict, d, dt: float, dtype, fixed: dict | None = None) -> dict | None:
     """{E position (0: Ex, 1: Ey): (index tuple, Hz index tuple, coef)}: each listed E
     sample gets ``sum_k coef_k Hz[q_k]`` added after its update, the 8 terms of each
-    sample stacked as (8, P) and flattened; None where K is zero everywhere."""
+    sample stacked as (8, P) and flattened; None where K is zero everywhere.
+    ``fixed``: {"Ex", "Ey"} bool arrays of samples no pair may touch (in PEC, held at
+    zero, or on a conformal cut cell's edge, whose E weighs its free length): a pair
+    through one fed the update energy that the sample's reset or metric discards."""
     Kx, Ky = K["Ex"], K["Ey"]
+    free = {c: np.ones(Kx.shape, bool) if fixed is None else ~fixed[c] for c in ("Ex", "Ey")}
     if not (Kx.any() or Ky.any()):
         return None
     n = Kx.shape
@@ -50,13 +54,15 @@ def stencils(K: dict, d, dt: float, dtype) -> dict | None:
         return np.where(ok, A[np.clip(i, 0, n[0] - 1), np.clip(j, 0, n[1] - 1)], 0.0), ok
 
     out = {}
-    for pos, (own, other, sign) in enumerate(((Kx, Ky, +1), (Ky, Kx, -1))):
+    for pos, (own, other, sign, f_own, f_other) in enumerate((
+            (Kx, Ky, +1, free["Ex"], free["Ey"]), (Ky, Kx, -1, free["Ey"], free["Ex"]))):
         s = _sites(own, other, sign)
         i, j = s[:, 0], s[:, 1]
         rows, cols, coef = [], [], []
         for a, b in _PAIRS:
             p, q = i + sign * a, j + sign * b  # the neighbour of the other component
             k_nb, ok = at(other, p, q)
+            ok = ok & f_own[i, j] & at(f_other, p, q)[0].astype(bool)
             w = c * (own[i, j] + k_nb) * ok
             if pos == 0:  # Ey's curl at (p, q): -(Hz[p, q] - Hz[p-1, q]) / dx
                 refs = (((p, q), -w / d[0]), ((p - 1, q), w / d[0]))

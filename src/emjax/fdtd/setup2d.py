@@ -181,20 +181,25 @@ def prepare(sim) -> FDTD2DSetup:
     h_names = tuple("H" + "xyz"[c] for c in plan.comps[1])
     mat = rasterize(grid, sim.background, sim.structures)
     media, index3 = list(mat.media), {c: mat.index[c] for c in (*e_names, *h_names)}
-    offdiag = None
+    K = None
     if sim.subpixel:  # the polarization's in-plane E samples; H stays staircased
         if sim.polarization == "TEz":
             K = subpixel.off_diagonal(grid, sim.background, sim.structures, media, index3)
-            offdiag = stencils({c: k[:, :, 0] for c, k in K.items()}, grid.spacing[:2], dt,
-                               dtype)
         media, index3 = subpixel.average(grid, sim.background, sim.structures, media, index3,
                                          planar=True)
     index = {c: a[:, :, 0] for c, a in index3.items()}
+    # no off-diagonal pair through E in PEC or on a cut cell's edge (offdiag2d.stencils)
+    fixed = {c: np.array([isinstance(m, PEC) for m in media])[index[c]] for c in ("Ex", "Ey")
+             if c in index}
 
     cut = None
     if sim.polarization == "TEz" and sim.conformal and any(
             isinstance(s.medium, PEC) for s in sim.structures):
         cut = conformal_cells(sim, grid, media, index, dt, dtype)
+        for pos, (edges, _) in cut[2].items():
+            fixed[("Ex", "Ey")[pos]][edges] = True
+    offdiag = None if K is None else stencils({c: k[:, :, 0] for c, k in K.items()},
+                                              grid.spacing[:2], dt, dtype, fixed)
     cE, wE, idxE = _tables(media, index, e_names, _e_coefficients, dt, dtype, sim.storage)
     cH, wH, idxH = _tables(media, index, h_names, _h_coefficients, dt, dtype, sim.storage)
     pml, split = _pml(plan, media, index)
