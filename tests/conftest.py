@@ -113,6 +113,21 @@ def fdfd(spacing: float = 0.024, thickness: int = 3, **kw):
         boundary=em.PML(thickness=thickness), rcs=False, **kw)
 
 
+@pytest.fixture
+def without_compilation_cache():
+    """JAX's compilation cache off for the test, as in a user's process that did not
+    switch it on; the session's (:func:`_session_compilation_cache`) back after it."""
+    import jax
+    from jax.experimental.compilation_cache import compilation_cache as cc
+
+    saved = jax.config.jax_compilation_cache_dir
+    jax.config.update("jax_compilation_cache_dir", None)
+    cc.reset_cache()
+    yield
+    jax.config.update("jax_compilation_cache_dir", saved)
+    cc.reset_cache()
+
+
 @pytest.fixture(scope="session")
 def small_fdtd3d():
     return fdtd3d
