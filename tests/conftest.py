@@ -14,7 +14,8 @@ import os
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 # `emjax run` keeps compiled executables in the user cache by default; tests write no
-# files outside their tmp_path (tests/driver/test_compile_cache.py sets its own folder).
+# files outside their tmp_path (tests/driver/test_compile_cache.py sets its own folder)
+# but for the session's compilation cache, a temporary folder removed at the end.
 os.environ["EMJAX_CACHE_DIR"] = "off"
 
 import pytest
@@ -22,10 +23,39 @@ import pytest
 
 def pytest_configure(config):
     """64-bit JAX types for the session (in a hook, so that a subprocess that imports
-    this file for its scenario factories keeps JAX's default)."""
+    this file for its scenario factories keeps JAX's default), and a compilation cache
+    of the session (:func:`_session_compilation_cache`)."""
     import jax
 
     jax.config.update("jax_enable_x64", True)
+    _session_compilation_cache(config)
+
+
+def _session_compilation_cache(config) -> None:
+    """JAX's persistent compilation cache on, in a fresh folder of this test process
+    (each xdist worker its own: no two processes write one entry), removed at the end.
+
+    Many tests build the same program (the same scenario or shapes through a new
+    solver, a README block and a tutorial's): the second build loads the executable
+    instead of compiling it again. A loaded executable is the one compiled, so results
+    are bit for bit those of a fresh compilation; the compile path itself still runs
+    for every program once. Every compilation is kept (none is too quick or small to
+    matter here). Tests of the cache itself switch it off around them
+    (tests/driver/test_compile_cache.py); subprocesses do not inherit it."""
+    import shutil
+    import tempfile
+
+    import jax
+    from jax.experimental.compilation_cache import compilation_cache as cc
+
+    folder = tempfile.mkdtemp(prefix="emjax-tests-jax-cache-")
+    config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
+    for name, value in (("jax_compilation_cache_dir", folder),
+                        ("jax_enable_compilation_cache", True),
+                        ("jax_persistent_cache_min_compile_time_secs", 0.0),
+                        ("jax_persistent_cache_min_entry_size_bytes", -1)):
+        jax.config.update(name, value)
+    cc.reset_cache()
 
 
 def fdtd3d(steps: int = 50, **kw):
@@ -81,6 +111,21 @@ def fdfd(spacing: float = 0.024, thickness: int = 3, **kw):
         structures=[em.Structure(geometry=em.Sphere(radius=0.072),
                                  medium=em.Medium(eps_r=4.0, sigma=0.05))],
         boundary=em.PML(thickness=thickness), rcs=False, **kw)
+
+
+@pytest.fixture
+def without_compilation_cache():
+    """JAX's compilation cache off for the test, as in a user's process that did not
+    switch it on; the session's (:func:`_session_compilation_cache`) back after it."""
+    import jax
+    from jax.experimental.compilation_cache import compilation_cache as cc
+
+    saved = jax.config.jax_compilation_cache_dir
+    jax.config.update("jax_compilation_cache_dir", None)
+    cc.reset_cache()
+    yield
+    jax.config.update("jax_compilation_cache_dir", saved)
+    cc.reset_cache()
 
 
 @pytest.fixture(scope="session")

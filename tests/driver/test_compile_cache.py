@@ -12,7 +12,8 @@
   ``emjax.enable_compilation_cache`` switches it on for the process.
 
 The rest of the suite runs with ``EMJAX_CACHE_DIR=off`` (tests/conftest.py): no test
-writes into the real user cache.
+writes into the real user cache. (The suite's own cache, a temporary folder per test
+process that tests/conftest.py switches on, is off during these tests.)
 """
 
 from __future__ import annotations
@@ -31,12 +32,18 @@ STAGES = ("setup_time_s", "compile_time_s", "stepping_time_s")
 
 @pytest.fixture(autouse=True)
 def jax_settings():
-    """Put JAX's cache settings back after each test, whatever the test did."""
+    """Each test starts with the cache off, as in a user's process (the suite's own
+    cache, tests/conftest.py, is switched off around it); JAX's cache settings are put
+    back after it, whatever the test did."""
     from jax.experimental.compilation_cache import compilation_cache as cc
 
+    from emjax.driver.compile_cache import disable_compilation_cache
+
+    session = {name: getattr(jax.config, name) for name in _OPTIONS}
+    disable_compilation_cache()
     saved = {name: getattr(jax.config, name) for name in _OPTIONS}
     yield saved
-    for name, value in saved.items():
+    for name, value in session.items():
         jax.config.update(name, value)
     cc.reset_cache()
 

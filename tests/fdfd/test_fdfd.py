@@ -243,12 +243,12 @@ def test_structure_in_pml_rejected():
                structures=[Structure(geometry=Sphere(radius=0.09), medium=Medium(eps_r=2))])
 
 
-def test_nonconvergence_best_iterate_and_error(small_fdfd):
+def test_nonconvergence_best_iterate_and_error(small_fdfd, without_compilation_cache):
     sim = small_fdfd(solver=FDFDSolver(tol=1e-12, max_iter=20, progress_every=5))
     with pytest.warns(UserWarning, match="did not converge"):
         res = fsolver.run(sim)
     assert not res.metadata["converged"]
-    assert res.metadata["compile_cache"] == "off"  # tests run without the persistent cache
+    assert res.metadata["compile_cache"] == "off"  # a run without the persistent cache
     hist = np.array(res.metadata["residual_history"])
     assert res.metadata["relative_residual"] <= hist[4::5].min() + 1e-15
     strict = sim.model_copy(update={"solver": sim.solver.model_copy(
