@@ -54,7 +54,9 @@ def implicit_system(groups: list, cb_of, dtype) -> dict:
     spacing (1/m), "sides" four (E axis, (n, 3) edge nodes), "da" (n,) and "w" (n,) the
     symmetrising weight A_eff / db; cb_of(axis, (m, 3) nodes) -> the E update's cb of
     those edges. Faces are numbered in the groups' order.
-    Returns {"arrays": device arrays, "static": hashable structure}."""
+    Returns {"arrays": the device arrays, "static": the structure and scalars the step
+    is traced with (edge and face counts, Chebyshev degree and bounds), "A": the SPD
+    matrix W (I - C R / 4) (scipy, for tests and diagnostics)}."""
     import scipy.sparse as sp
 
     axes = np.concatenate([np.full(len(p), ax) for g in groups for ax, p in g["sides"]])
