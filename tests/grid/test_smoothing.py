@@ -168,7 +168,7 @@ def test_smoothed_dielectric_in_conformal_cavity_does_not_grow_in_100k_steps(dty
     from emjax.fdtd.solver import FDTDSolver
     from emjax.validation.cavity3d import sphere_cavity
 
-    sim = sphere_cavity(6, courant=0.99, dtype=dtype, margin=2, conformal=conformal)
+    sim = sphere_cavity(6, courant=0.99, dtype=dtype, margin=1, conformal=conformal)
     a = sim.structures[1].geometry.radius
     inner = em.Structure(geometry=em.Sphere(center=(0.6 * a, 0.05 * a, -0.03 * a),
                                             radius=0.55 * a), medium=em.Medium(eps_r=6.0))
