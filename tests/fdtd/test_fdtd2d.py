@@ -420,3 +420,19 @@ def test_conformal_pec_beats_staircase_for_tez_cylinder():
     staircase's."""
     rms = {c: v2.cylinder_rms_db(10, "TEz", radius=0.5, conformal=c) for c in (True, False)}
     assert rms[True] < 0.7 * rms[False], rms
+
+
+def test_tez_pec_that_cuts_no_cell_runs_with_conformal_on():
+    """A conformal TEz run whose PEC cuts no cell (a node-aligned rectangle) has no cut
+    cells: the set-up must not read their edges (found by the fuzz test)."""
+    import emjax as em
+    from emjax.model.scenario2d import FDTD2D, Domain2D, Rectangle, Structure2D
+
+    sim = FDTD2D(polarization="TEz", conformal=True, subpixel=True, boundary=em.PEC(),
+                 domain=Domain2D(shape=(8, 8), spacing=1e-3, origin=(0.0, 0.0)),
+                 structures=[Structure2D(geometry=Rectangle(center=(0.004, 0.004),
+                                                            size=(0.002, 0.002)),
+                                         medium=em.PEC())],
+                 steps=2)
+    res = sim.run(progress=False)
+    assert res.metadata["steps"] == 2

@@ -196,7 +196,7 @@ def prepare(sim) -> FDTD2DSetup:
     if sim.polarization == "TEz" and sim.conformal and any(
             isinstance(s.medium, PEC) for s in sim.structures):
         cut = conformal_cells(sim, grid, media, index, dt, dtype)
-        for pos, (edges, _) in cut[2].items():
+        for pos, (edges, _) in (cut[2] if cut is not None else {}).items():
             fixed[("Ex", "Ey")[pos]][edges] = True
     offdiag = None if K is None else stencils({c: k[:, :, 0] for c, k in K.items()},
                                               grid.spacing[:2], dt, dtype, fixed)
