@@ -40,7 +40,7 @@ from .common import copy_bandwidth, on_gpu, time_chunks
 
 def cube_scenario(n: int, *, thickness: int = 10, strategy: str = "combined",
                   storage: str = "indices", sphere: bool = False, monitors: bool = True,
-                  steps: int = 100) -> FDTD3D:
+                  steps: int = 100, storage_dtype: str | None = None) -> FDTD3D:
     """Seed 001's cubic domain: n^3 cells, vacuum (or a dielectric sphere), CPML on all
     faces (thickness 0: PEC walls), a dipole, one probe and one DFT plane."""
     d = 1e-3
@@ -49,7 +49,7 @@ def cube_scenario(n: int, *, thickness: int = 10, strategy: str = "combined",
     return FDTD3D(
         name=f"cube{n}", domain=Domain(shape=(n, n, n), spacing=d),
         boundary=CPML(thickness=thickness) if thickness else PEC(), steps=steps,
-        cpml_strategy=strategy, storage=storage,
+        cpml_strategy=strategy, storage=storage, storage_dtype=storage_dtype,
         structures=[Structure(geometry=Sphere(radius=0.5 * inner),
                               medium=Medium(eps_r=4, sigma=0.01))] if sphere else [],
         sources=[PointDipole(position=(0.1 * inner, 0.2 * inner, 0.0), polarization="z",
@@ -71,8 +71,9 @@ def time_scenario(sim: FDTD3D, steps: int, repeats: int = 3) -> dict:
     idx_bytes = sum(a.dtype.itemsize for c in (solver.setup.coeffs["E"], solver.setup.coeffs["H"])
                     for a in c.idx or ())
     cas = 0 if sim.storage == "indices" else 4 * 2 * 6
+    fields = 18 * (2 if sim.storage_dtype else np.dtype(sim.dtype).itemsize)
     return {"s_per_step": s_per_step, "compile_s": compile_s,
-            "bytes_per_cell": 72 + idx_bytes + cas}
+            "bytes_per_cell": fields + idx_bytes + cas}
 
 
 def seed001_cube(sizes=None, steps: int = 100,
@@ -338,7 +339,29 @@ def _pml_growth(run: _PmlRun, t_max: int) -> None:
                     "prediction (fitted slope)", 100 * (slope - 1), "%")
 
 
+def storage16(sizes=None, steps: int = 100) -> list[Measurement]:
+    """16-bit field storage (``storage_dtype``) against float32: seed 001's cube (10-cell
+    CPML, dipole, probe, DFT plane) and the bare step (PEC walls, no monitors), all
+    cells; 256^3 and 512^3 on a GPU, 64^3 on a CPU."""
+    sizes = sizes or ((256, 512) if on_gpu() else (64,))
+    steps = steps if on_gpu() else 20
+    bw = copy_bandwidth(nbytes=(2 << 30) if on_gpu() else (256 << 20))
+    recs = [Measurement("storage16", 0, "copy bandwidth", bw / 1e9, "GB/s")]
+    for n in sizes:
+        for label, kw in (("cube", {}), ("bare", {"thickness": 0, "monitors": False})):
+            for sd in (None, "bfloat16", "float16"):
+                r = time_scenario(cube_scenario(n, steps=steps, storage_dtype=sd, **kw), steps)
+                cps = n**3 / r["s_per_step"]
+                name = f"{label}, {sd or 'float32'}"
+                recs += [Measurement("storage16", n, f"{name}: all cells", cps / 1e6,
+                                     "Mcells/s"),
+                         Measurement("storage16", n, f"{name}: fraction of copy bandwidth",
+                                     cps * r["bytes_per_cell"] / bw, "")]
+    return recs
+
+
 CASES: dict[str, Callable[..., list[Measurement]]] = {
+    "storage16": storage16,
     "seed001-cube": seed001_cube,
     "seed001-pml-thickness": seed001_pml_thickness,
     "roofline": roofline,

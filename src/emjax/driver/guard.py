@@ -89,6 +89,23 @@ def measured(chunk, fields, accumulators):
     return chunk_and_peaks
 
 
+def first_non_finite(named_fields, step: int) -> InstabilityError:
+    """Where a chunk ending at ``step`` went non-finite: the first bad component of
+    ``named_fields`` ((name, array) pairs), its first non-finite grid index and where
+    the largest finite value sits (:meth:`Guard.error` adds the step range and cause)."""
+    for name, F in named_fields:
+        a = np.asarray(F)
+        bad = ~np.isfinite(a)
+        if bad.any():
+            where = tuple(int(i) for i in np.argwhere(bad)[0])
+            big = tuple(int(i) for i in np.unravel_index(
+                np.argmax(np.where(bad, 0, np.abs(a))), a.shape))
+            return InstabilityError(
+                f"{name} is not finite at grid index {where} (largest finite |{name}| at "
+                f"{big})", step=step, field=name, index=where)
+    return InstabilityError("the fields are not finite", step=step)
+
+
 def label(group: str, index: int, name: str) -> str:
     """``group[index] 'name'``: how messages name a monitor (``monitors[2] 'w'``)."""
     return f"{group}[{index}] '{name}'"
@@ -169,18 +186,19 @@ class Guard:
                 f"growth against the sources; {dtype.name} holds up to {limit:.3g}){was}"
                 f"{others}. Lower the source amplitude (largest source sample {drive:.3g}) "
                 "or use dtype = \"float64\"", cause="overflow", **kw)
+        note = getattr(solver, "storage_note", "")  # fields kept in fewer bits
         if overflow:
             return InstabilityError(
                 f"the fields overflowed {dtype.name} {span}: {where.args[0]}; the largest "
                 f"source sample is {drive:.3g} and the largest {dtype.name} {limit:.3g}. "
-                "Lower the source amplitude or use dtype = \"float64\"", cause="overflow",
-                **kw)
+                f"Lower the source amplitude or use dtype = \"float64\"{note}",
+                cause="overflow", **kw)
         found = where.args[0] if where else (
             f"{monitor} is not finite from step {first}{others}, the fields grew "
             f"{growth:.3g} times against the sources (largest field magnitude {peak:.3g})"
             if growth is not None else f"{monitor} is not finite from step {first}{others}")
         return InstabilityError(f"the run went unstable {span}: {found}; "
-                                f"{solver.stability_hint}", cause="instability", **kw)
+                                f"{solver.stability_hint}{note}", cause="instability", **kw)
 
     def _growth(self, peak: float, end: int, earlier: int) -> float | None:
         """The field-to-source ratio at ``end`` over its median in the first ``earlier``

@@ -292,6 +292,9 @@ class FDTDGradient:
         if getattr(sim, "port_excitation", "simultaneous") == "each":
             raise SetupError(f"scenario '{sim.name}': a gradient run needs "
                              "port_excitation = 'simultaneous'")
+        if getattr(sim, "storage_dtype", None) is not None:  # rounding has no derivative
+            raise SetupError(f"scenario '{sim.name}': storage_dtype = '{sim.storage_dtype}': "
+                             "a gradient run stores its fields in dtype; drop storage_dtype")
         if not memory_factor > 1.0:
             raise SetupError(f"memory_factor = {memory_factor}: need > 1 (the gradient "
                              "holds the state's cotangent beside the forward run)")

@@ -38,6 +38,11 @@ from . import dispersive_setup
 from .plan import flux_box, flux_faces, lower_grid
 
 
+def _field_item(sim, item: int) -> int:
+    """Bytes per stored E or H sample: 2 with ``storage_dtype`` (fdtd/fieldstore)."""
+    return 2 if getattr(sim, "storage_dtype", None) else item
+
+
 def _psi_bytes(plan, item: int) -> int:
     """psi of E and H (two tangential components each) on every slab of the plan."""
     return sum(4 * math.prod(s.psi_shape(plan.grid.shape)) * item for s in plan.slabs)
@@ -54,7 +59,7 @@ def estimate(sim, chunk: int | None = None, align: int | None = None) -> dict[st
     item = plan.dtype.itemsize
     N = math.prod(plan.grid.shape)
     chunk = chunk or _default_chunk(plan.steps)
-    out: dict[str, int] = {"fields": 6 * N * item}
+    out: dict[str, int] = {"fields": 6 * N * _field_item(sim, item)}
     media = _media(sim)
     e_kinds = {_e_kind(m) for m in media}
     h_kinds = {(1.0, 0.0) if isinstance(m, PoleMedium) else (m.mu_r, m.sigma_m)
@@ -225,7 +230,7 @@ def estimate_per_device(sim, devices: int, axis: str | int = "x",
             split = any(shape[c] % n == 0 for c in range(3) if c != a)
             psi += slab // n if split else slab
     out["psi"] = psi
-    out["halo"] = SHARDED_COPIES * N // n * item if n > 1 else 0
+    out["halo"] = SHARDED_COPIES * N // n * _field_item(sim, item) if n > 1 else 0
     out["workspace"] = (psi + polarization) // 2
     out["total"] = sum(out.values())
     return out

@@ -38,6 +38,7 @@ from ..model import (
 from ..model.dispersion import PoleMedium
 from . import anisotropic, dispersive_setup, neartofar, tfsf, waveguide
 from .cpml import slab_coefficients
+from .fieldstore import AS_COMPUTED, FieldStorage, field_storage
 from .plan import (
     GridPlan,
     advise,
@@ -97,7 +98,8 @@ class FDTDSetup:
     lumped ports' :class:`emjax.fdtd.ports.PortPlan` (each also voltage sources in
     ``sources`` when excited); sheets: the waveguide ports'
     :class:`emjax.fdtd.waveguide.SheetSource`; waveguides: their
-    :class:`emjax.fdtd.waveguide.WaveguideMeasure`.
+    :class:`emjax.fdtd.waveguide.WaveguideMeasure`; fields: the storage of E and H
+    between half-steps (:class:`emjax.fdtd.fieldstore.FieldStorage`).
     """
 
     grid: YeeGrid
@@ -123,6 +125,7 @@ class FDTDSetup:
     waveguides: tuple = ()
     offdiagonal: object = None
     conformal: object = None  # conformal3d.conformal_faces' (terms, edges, ratios) or None
+    fields: FieldStorage = AS_COMPUTED  # how E and H are stored (fdtd/fieldstore)
 
 
 def _e_coefficients(m, dt: float) -> tuple[float, float, float]:
@@ -208,7 +211,7 @@ def prepare(sim, *, align: int | None = None) -> FDTDSetup:
         if cut is not None:
             from .conformal3d import energy_weights as conformal_weights
             energy_weights = conformal_weights(energy_weights, cut, grid.shape)
-    return FDTDSetup(
+    setup = FDTDSetup(
         grid=grid, layout=layout(plan, sim.cpml_strategy), dtype=dtype, dt=dt,
         steps=plan.steps, coeffs={"E": cE, "H": cH}, energy_weights=energy_weights,
         pml=pml_coefficients(plan), sources=tuple(sources), plan=plan,
@@ -216,6 +219,10 @@ def prepare(sim, *, align: int | None = None) -> FDTDSetup:
         ports=tuple(ports), sheets=tuple(sheets), waveguides=tuple(guides),
         offdiagonal=_offdiagonal(smoothing, plan, cut), conformal=cut, **monitors,
     )
+    if getattr(sim, "storage_dtype", None) is None:
+        return setup
+    return dataclasses.replace(setup, fields=field_storage(sim.storage_dtype, dtype,
+                                                           peak_drive(setup)))
 
 
 def _conformal(sim, plan: GridPlan, media: list, index: dict):
@@ -412,6 +419,26 @@ def waveform_samples(sources: list[SourceEdge], t: np.ndarray, dtype) -> np.ndar
     cols = [s.scale * s.waveform(t) for s in sources]
     with np.errstate(over="ignore"):  # past float32's range: the run's guard names it
         return np.stack(cols, axis=1).astype(dtype)
+
+
+def drive(setup: FDTDSetup, step0: int, length: int) -> np.ndarray:
+    """The largest |source sample| of each step from ``step0`` (V/m, the field increments
+    of point sources and the plane waves' amplitudes), float64, shape (length,)."""
+    n = np.arange(step0, step0 + length, dtype=np.float64)
+    cols = [np.abs(waveform_samples(list(setup.sources), (n + 0.5) * setup.dt, np.float64))]
+    cols += [np.abs(pw.amplitude * pw.waveform((n + 1) * setup.dt))[:, None]
+             for pw, _ in setup.planewaves]
+    if setup.sheets:  # the largest increment of each waveguide port's sheets
+        peak = np.array([np.max(np.abs(sh.profile)) for sh in setup.sheets])
+        cols.append(np.abs(waveguide.sheet_samples(setup.sheets, n, setup.dt, np.float64))
+                    * peak)
+    return np.max(np.concatenate(cols, axis=1), axis=1, initial=0.0)
+
+
+def peak_drive(setup: FDTDSetup, block: int = 1 << 16) -> float:
+    """The largest |source sample| of the whole run (V/m), in blocks of steps."""
+    return max((float(np.max(drive(setup, k, min(block, setup.steps - k)), initial=0.0))
+                for k in range(0, setup.steps, block)), default=0.0)
 
 
 def psi_bytes(setup: FDTDSetup) -> int:

@@ -21,7 +21,7 @@ from ..constants import eps0
 from ..driver import loop
 from ..driver.compile_cache import mark
 from ..driver.environment import environment
-from ..driver.guard import measured
+from ..driver.guard import first_non_finite, measured
 from ..driver.monitors import frame_buffers, frames_taken, sampled, scan_with_frames, store_frames
 from ..driver.precision import needs_x64, require_x64
 from ..driver.zeros import zeros_of
@@ -31,7 +31,7 @@ from . import anisotropic, auxgrid, dispersive
 from . import conformal_implicit as conformal
 from .collect import collect, region_shape
 from .memory import check_fits, check_fits_per_device
-from .setup import FDTDSetup, prepare, waveform_samples
+from .setup import FDTDSetup, drive, prepare, waveform_samples
 from .state import FDTDState
 from .tfsf import corrections
 from .transpose3d import update_through
@@ -138,7 +138,8 @@ class FDTDSolver:
         """Zero fields and psi, empty accumulators; step counter 0."""
         s = self.setup
         dt_c = jnp.complex64 if s.dtype == np.float32 else jnp.complex128
-        zeros = lambda: tuple(jnp.zeros(s.grid.shape, s.dtype) for _ in range(3))  # noqa: E731
+        kept = s.fields.dtype if s.fields.narrow else s.dtype
+        zeros = lambda: tuple(jnp.zeros(s.grid.shape, kept) for _ in range(3))  # noqa: E731
         psi_E, psi_H = zeros_psi(s.layout, s.dtype)
         dft = []
         for m, regions in s.dfts:
@@ -252,13 +253,19 @@ class FDTDSolver:
     stability_hint = ("lower the Courant factor ('courant') or check the media (lossy and "
                       "dispersive parameters), the PML and the sources")
 
+    @property
+    def storage_note(self) -> str:
+        return self.setup.fields.overflow_note()
+
     def instability(self, state, step0: int, length: int) -> InstabilityError:
-        return instability(state, step0, length, self.names)
+        """Where the fields went non-finite (:func:`emjax.driver.guard.first_non_finite`)."""
+        return first_non_finite(zip(self.names, (*state.E, *state.H), strict=True),
+                                step0 + length)
 
     # The NaN guard's view of the run (emjax.driver.guard).
     def fields(self, state) -> tuple:
-        """The arrays whose largest magnitude the guard follows: the E components."""
-        return tuple(state.E)
+        """The arrays whose largest magnitude the guard follows: the E components (V/m)."""
+        return tuple(self.setup.fields.load(tuple(state.E), "E"))
 
     def accumulators(self, state) -> dict:
         """The monitor data carried in the state, per record key and monitor."""
@@ -282,17 +289,8 @@ class FDTDSolver:
         return labels
 
     def drive(self, step0: int, length: int) -> np.ndarray:
-        """The largest |source sample| of each step (V/m, the field increments of point
-        sources and the plane waves' amplitudes), float64, shape (length,)."""
-        s = self.setup
-        n = np.arange(step0, step0 + length, dtype=np.float64)
-        cols = [np.abs(waveform_samples(s.sources, (n + 0.5) * s.dt, np.float64))]
-        cols += [np.abs(pw.amplitude * pw.waveform((n + 1) * s.dt))[:, None]
-                 for pw, _ in s.planewaves]
-        if s.sheets:  # the largest increment of each waveguide port's sheets
-            peak = np.array([np.max(np.abs(sh.profile)) for sh in s.sheets])
-            cols.append(np.abs(sheet_samples(s.sheets, n, s.dt, np.float64)) * peak)
-        return np.max(np.concatenate(cols, axis=1), axis=1, initial=0.0)
+        """The largest |source sample| of each step (:func:`.setup.drive`)."""
+        return drive(self.setup, step0, length)
 
     def collect(self, state, record, steps: int) -> dict:
         """MonitorData of every monitor after ``steps`` steps."""
@@ -304,8 +302,8 @@ class FDTDSolver:
             "solver": "FDTD3D", "dt": s.dt, "steps": steps, "cells": list(s.grid.cells),
             "shape": list(s.grid.nodes), "spacing": list(s.grid.spacing),
             "lower": list(s.grid.lower), "dtype": str(s.dtype), "storage": self.sim.storage,
-            "cpml_strategy": self.sim.cpml_strategy, "wall_time_s": wall,
-            "compile_time_s": compile_s, "cells_per_s": rate,
+            "cpml_strategy": self.sim.cpml_strategy, **s.fields.describe(),
+            "wall_time_s": wall, "compile_time_s": compile_s, "cells_per_s": rate,
             **environment(),
         }
 
@@ -313,8 +311,8 @@ class FDTDSolver:
 def _step3d(carry: FDTDState, consts, x, setup: FDTDSetup):
     """One 3D leapfrog step with TF/SF, dispersive media and sources: (E, H, psi_E,
     psi_H, aux, disp)."""
-    lay = setup.layout
-    E, H = carry.E, carry.H
+    lay, st = setup.layout, setup.fields
+    E, H = st.load(carry.E, "E"), st.load(carry.H, "H")
     aux = carry.aux
     xH = _tfsf_terms(setup, consts, aux, "H")
     # E (and H_new) pass through: gradient runs sum their later uses' cotangents in one pass
@@ -325,6 +323,8 @@ def _step3d(carry: FDTDState, consts, x, setup: FDTDSetup):
         q_n = conformal.circulation(E, consts["cut"], cut_static)
         H_new = conformal.explicit_h(H_new, H, q_n, consts["cut"], cut_static)
     H_new = add_sheets(H_new, setup.sheets, consts["sheets"], x["sheet"], "H")
+    H_kept = st.store(H_new, "H")  # the E update reads the stored H^{n+1/2}
+    H_new = st.load(H_kept, "H")
     aux = [auxgrid.step_h(c["aux"], a) for c, a in zip(consts["tfsf"], aux, strict=True)]
     xE = _tfsf_terms(setup, consts, aux, "E")
     disp = carry.disp
@@ -351,7 +351,9 @@ def _step3d(carry: FDTDState, consts, x, setup: FDTDSetup):
         E_new, H_new = conformal.correct(E_new, H_new, q_n, cut[0], consts["cut"],
                                          cut_static)
         cut = (q_n,)
-    return E_new, H_new, psi_E, psi_H, aux, disp, cut
+    # H_new as passed through the E update (gradients), stored anew only if it changed
+    H_out = H_kept if st.narrow and setup.conformal is None else st.store(H_new, "H")
+    return st.store(E_new, "E"), H_out, psi_E, psi_H, aux, disp, cut
 
 
 def _chunk(state, consts, xs, step0, *, setup: FDTDSetup, length: int, step=None, field=None):
@@ -362,7 +364,7 @@ def _chunk(state, consts, xs, step0, *, setup: FDTDSetup, length: int, step=None
     kernels (the 2D solver passes its own).
     """
     step = step or partial(_step3d, setup=setup)
-    _field = field or _field3d
+    _field, st = field or _field3d, setup.fields
 
     def body(carry: FDTDState, frames: list, x):
         E, H = carry.E, carry.H
@@ -373,9 +375,11 @@ def _chunk(state, consts, xs, step0, *, setup: FDTDSetup, length: int, step=None
             # their in-place writes): 7.5 -> 14.9 Gcells/s at 512^3 on an H100.
             (E, H), (E_step, H_step) = jax.lax.optimization_barrier(((E, H), (E, H)))
             carry = dataclasses.replace(carry, E=E_step, H=H_step)
-        E_new, H_new, psi_E, psi_H, aux, *rest = step(carry, consts, x)
+        E_kept, H_kept, psi_E, psi_H, aux, *rest = step(carry, consts, x)
         disp = rest[0] if rest else carry.disp
         cut = rest[1] if len(rest) > 1 else carry.cut
+        E, H = st.load(E, "E"), st.load(H, "H")  # monitors read the stored fields
+        E_new, H_new = st.load(E_kept, "E"), st.load(H_kept, "H")
         ys = {"probe": [], "energy": []}
         for (_, comps), cst in zip(setup.probes, consts["probes"], strict=True):
             vals = []
@@ -421,7 +425,7 @@ def _chunk(state, consts, xs, step0, *, setup: FDTDSetup, length: int, step=None
             ys["energy"].append(sampled(carry.n, m.interval,
                                         lambda: _energy(E, H, H_new, w, carry.disp, consts,
                                                         setup, E_new, cut), setup.dtype))
-        carry = FDTDState(E=E_new, H=H_new, psi_E=psi_E, psi_H=psi_H, dft=dft, aux=aux,
+        carry = FDTDState(E=E_kept, H=H_kept, psi_E=psi_E, psi_H=psi_H, dft=dft, aux=aux,
                           n2f=n2f, n2f_inc=n2f_inc, n=carry.n + 1, disp=disp, cut=cut)
         return carry, frames, ys
 
@@ -429,7 +433,8 @@ def _chunk(state, consts, xs, step0, *, setup: FDTDSetup, length: int, step=None
                             [[region_shape(sl) for _, sl in regions]
                              for _, regions in setup.snapshots], setup.dtype)
     state, ys = scan_with_frames(body, state, xs, length, buffers)
-    finite = jnp.all(jnp.array([jnp.isfinite(jnp.sum(jnp.abs(F))) for F in state.E]))
+    E_end = st.load(state.E, "E")  # float16's own sums overflow at 65504
+    finite = jnp.all(jnp.array([jnp.isfinite(jnp.sum(jnp.abs(F))) for F in E_end]))
     return state, ys, finite
 
 
@@ -445,11 +450,10 @@ def _tfsf_terms(setup: FDTDSetup, consts, aux, field: str):
 
 
 def _energy(E, H_old, H_new, w, disp=(), consts=None, setup=None, E_new=None, cut=()):
-    """(sum eps E.E + sum mu H_old.H_new) dV / 2, weights pre-halved and scaled by dV,
-    plus the polarization energy of dispersive media (:func:`dispersive.energy`; eps is
-    eps0 eps_inf there) and the conformal cut faces' term (``cut``: their q^n, E_new:
-    E^{n+1}; :func:`conformal_implicit.energy_term`): the discrete energy that a passive
-    run never increases (with conformal PEC, up to a narrow band)."""
+    """(sum eps E.E + sum mu H_old.H_new) dV / 2 (weights pre-halved, times dV), plus the
+    dispersive media's polarization energy (:func:`dispersive.energy`; eps is eps0 eps_inf
+    there) and the conformal cut faces' term (``cut``: their q^n, E_new: E^{n+1};
+    :func:`conformal_implicit.energy_term`): what a passive run never increases."""
     total = sum(jnp.sum(wi * F * F) for wi, F in zip(w["E"], E, strict=True))
     total = total + sum(
         jnp.sum(wi * a * b) for wi, a, b in zip(w["H"], H_old, H_new, strict=True)
@@ -460,23 +464,6 @@ def _energy(E, H_old, H_new, w, disp=(), consts=None, setup=None, E_new=None, cu
         total = total + conformal.energy_term(H_old, E_new, cut[0], w["H"], consts["cut"],
                                               setup.conformal[0]["static"])
     return total
-
-
-def instability(state, step0: int, length: int, names=COMPONENTS) -> InstabilityError:
-    """Where a chunk's fields went non-finite: the first bad component, its first
-    non-finite grid index and where the largest finite value sits (the driver's guard
-    adds the step range and the likely cause)."""
-    for name, F in zip(names, (*state.E, *state.H), strict=True):
-        a = np.asarray(F)
-        bad = ~np.isfinite(a)
-        if bad.any():
-            where = tuple(int(i) for i in np.argwhere(bad)[0])
-            big = tuple(int(i) for i in np.unravel_index(
-                np.argmax(np.where(bad, 0, np.abs(a))), a.shape))
-            return InstabilityError(
-                f"{name} is not finite at grid index {where} (largest finite |{name}| at "
-                f"{big})", step=step0 + length, field=name, index=where)
-    return InstabilityError("the fields are not finite", step=step0 + length)
 
 
 def run(sim, *, progress: bool = True, chunk: int | None = None, devices=None,

@@ -8,7 +8,6 @@ once here and handed down to the solvers.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -22,6 +21,7 @@ from .dispersion import PoleMedium
 from .geometry import Geometry, Voxels
 from .media import PEC, AnyMedium, Medium
 from .monitors import DFTMonitor, FieldSnapshot, FluxMonitor, Monitor, Probe
+from .pml_rules import pml_interior_problem, thick_pml_problems
 from .sources import Source, excitation_problems
 
 MAX_CELLS_PER_AXIS = 2**24
@@ -248,6 +248,13 @@ class FDTD3D(_TimeDomain):
     duration: float | None = Field(None, gt=0, description="Simulated time in s.")
     steps: int | None = Field(None, ge=1, le=MAX_STEPS, description="Number of time steps.")
     dtype: Literal["float32", "float64"] = Field("float32", description="Field precision.")
+    storage_dtype: Literal["bfloat16", "float16"] | None = Field(
+        None, description="E and H stored in 16 bits between half-steps (half the field "
+        "memory and traffic), updated in float32 (dtype must be float32); psi, "
+        "polarizations and monitor sums stay float32. None: stored in dtype. 'float16' "
+        "keeps 3 more bits than 'bfloat16' under a power-of-2 scale set from the "
+        "sources' drive (emjax.fdtd.fieldstore); 'bfloat16' has float32's range. "
+        "Accuracy cost: BENCHMARKS.md.")
     storage: Literal["indices", "arrays"] = Field(
         "indices", description="Update coefficients as indices into a table (CIS) or arrays (CAS)."
     )
@@ -294,6 +301,10 @@ class FDTD3D(_TimeDomain):
         problems += _placement_problems(self)
         problems += _dispersive_background_problems(self)
         problems += excitation_problems(self.sources, self.port_excitation)
+        if self.storage_dtype is not None and self.dtype != "float32":
+            problems.append(f"storage_dtype = '{self.storage_dtype}' needs dtype = 'float32' "
+                            f"(16-bit storage with float32 updates), got dtype = "
+                            f"'{self.dtype}'; drop storage_dtype or set dtype = 'float32'")
         if problems:
             raise ValueError("\n".join(problems))  # one line each
         return self
@@ -390,43 +401,6 @@ def _dispersive_background_problems(sim: FDTD3D) -> list[str]:
                            "background has no single value of; give that Mur face eps_r "
                            "(Re eps(f) at your frequency) or use CPML")
     return out
-
-
-def thick_pml_problems(pml: Sequence[tuple[int, int]], cells: Sequence[int],
-                       kind: str) -> list[str]:
-    """One problem (or none) naming every face whose PML (``kind``: "CPML", "PML") is
-    more than a third of the cells along its axis; ``pml`` holds (low, high) cells."""
-    faces = [(f"{side} {ax}", t, cells[a]) for a, ax in enumerate("xyz"[:len(cells)])
-             for side, t in zip(("low", "high"), pml[a], strict=True) if t > cells[a] / 3]
-    if not faces:
-        return []
-    if len({(t, n) for _, t, n in faces}) == 1:
-        t, n = faces[0][1:]
-        which = ("every face" if len(faces) == 2 * len(cells) else
-                 f"the {_listed([f for f, _, _ in faces])} face{'s' * (len(faces) > 1)}")
-        axes = sorted({f.split()[1] for f, _, _ in faces})
-        return [f"boundary: the {kind} is {t} cells thick on {which}, more than a third of "
-                f"the {n} cells along {_listed(axes)}; thin the {kind} or enlarge the domain"]
-    return [f"boundary: the {kind} is more than a third of the cells along its axis on the "
-            + _listed([f"{f} face ({t} of {n} cells)" for f, t, n in faces])
-            + f"; thin the {kind} or enlarge the domain"]
-
-
-def pml_interior_problem(ax: str, x: float, lo: float, hi: float, tol: float,
-                         kind: str) -> str | None:
-    """Why coordinate ``x`` (m) along ``ax`` lies in the PML, the interior being [lo, hi]
-    m; None when it does not, or when the PMLs leave no interior along ``ax`` (lo >= hi;
-    they are then at least half the cells): :func:`thick_pml_problems` reports that once
-    for every point."""
-    if lo >= hi - tol or lo - tol <= x <= hi + tol:
-        return None
-    return (f"{ax} = {x:.6g} m lies inside the {kind} (interior is [{lo:.6g}, {hi:.6g}] m); "
-            f"move it inward or thin the {kind}")
-
-
-def _listed(items: Sequence[str]) -> str:
-    """'a', 'a and b', 'a, b and c'."""
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def _placement_problems(sim: FDTD3D) -> list[str]:

@@ -23,13 +23,12 @@ from .boundaries import CPML
 from .geometry import Box, Cylinder, Ellipsoid, Sphere, Voxels, square
 from .media import PEC, Medium
 from .monitors import DFTMonitor, EnergyMonitor, FieldSnapshot, Probe
+from .pml_rules import pml_interior_problem, thick_pml_problems
 from .scenario import (
     MAX_STEPS,
     Domain,
     Structure,
     _TimeDomain,
-    pml_interior_problem,
-    thick_pml_problems,
     time_step_problems,
 )
 from .sources import PlaneWave

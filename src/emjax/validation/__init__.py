@@ -18,7 +18,7 @@ from ..records import Case, Check, call_case, collect_cases
 
 _MODULES = ("fdtd3d", "cavity3d", "scatter", "fdtd2d", "dielectric2d", "dga", "parallel",
             "fdfd", "sar", "dispersion", "dispersive_sar", "plasmon", "smatrix", "eigenmode",
-            "ports", "cad", "waveguide", "modeport", "gradients", "gradients_fdtd")
+            "ports", "cad", "waveguide", "modeport", "gradients", "gradients_fdtd", "storage16")
 """Submodules holding ``CASES``; a solver's cases are registered by naming its module."""
 
 CASES: dict[str, Case] = collect_cases(__name__, _MODULES, "validation")

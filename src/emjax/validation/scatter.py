@@ -114,7 +114,7 @@ def measure_leakage(sim: FDTD3D, chunk: int = 25) -> float:
         state, _, _ = solver.advance(state, step, length)
         step += length
         e_tf = e_sf = 0.0
-        fields = (*state.E, *state.H)
+        fields = (*s.fields.load(state.E, "E"), *s.fields.load(state.H, "H"))
         for c, (F, m) in enumerate(zip(fields, tf, strict=True)):
             w = eps0 if c < 3 else mu0
             F2 = w * np.asarray(F, np.float64) ** 2
