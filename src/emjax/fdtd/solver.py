@@ -323,7 +323,7 @@ def _step3d(carry: FDTDState, consts, x, setup: FDTDSetup):
         q_n = conformal.circulation(E, consts["cut"], cut_static)
         H_new = conformal.explicit_h(H_new, H, q_n, consts["cut"], cut_static)
     H_new = add_sheets(H_new, setup.sheets, consts["sheets"], x["sheet"], "H")
-    H_kept = st.store(H_new, "H")  # the E update reads the stored H^{n+1/2}
+    H_kept = st.kept(H_new, "H")  # the E update reads the stored H^{n+1/2}
     H_new = st.load(H_kept, "H")
     aux = [auxgrid.step_h(c["aux"], a) for c, a in zip(consts["tfsf"], aux, strict=True)]
     xE = _tfsf_terms(setup, consts, aux, "E")
