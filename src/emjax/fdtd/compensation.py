@@ -120,18 +120,14 @@ def patches(r_drive, r_self, coeffs, lay, boxes, *, electric: bool) -> list:
     return out
 
 
-def residuals(F, storage, kind: str, boxes) -> tuple:
-    """Per box, F - stored(F) of the three components of ``F``, the float32 result of a
-    half-step. Rounded here from F's own box: read from the stored array instead, the
-    difference needs the old field (to recompute F's box) beside the new one written
-    over it, and XLA then copied all of E and H every step (one H100: 45 -> 27
-    Gcells/s)."""
+def residuals(F, kept, storage, kind: str, boxes) -> tuple:
+    """Per box, F - stored(F) of the three components: ``F`` the float32 result of the
+    half-step, ``kept`` its stored form (``storage.store(F)``)."""
     out = []
     for start, shape in boxes:
         sl = _slices(start, shape)
-        box = tuple(f[sl] for f in F)
-        out.append(tuple(x - y for x, y in zip(
-            box, storage.load(storage.store(box, kind), kind), strict=True)))
+        out.append(tuple(f[sl] - g for f, g in zip(
+            F, storage.load(tuple(k[sl] for k in kept), kind), strict=True)))
     return tuple(out)
 
 

@@ -330,7 +330,7 @@ def _step3d(carry: FDTDState, consts, x, setup: FDTDSetup):
     H_new = add_sheets(H_new, setup.sheets, consts["sheets"], x["sheet"], "H")
     H_kept = st.kept(H_new, "H")  # the E update reads the stored H^{n+1/2}
     if boxes:
-        rH = compensation.residuals(H_new, st, "H", boxes)
+        rH = compensation.residuals(H_new, H_kept, st, "H", boxes)
     H_new = st.load(H_kept, "H")
     aux = [auxgrid.step_h(c["aux"], a) for c, a in zip(consts["tfsf"], aux, strict=True)]
     xE = tfsf_terms(setup.planewaves, consts["tfsf"], aux, "E")
@@ -365,8 +365,8 @@ def _step3d(carry: FDTDState, consts, x, setup: FDTDSetup):
     H_out = H_kept if st.narrow and setup.conformal is None else st.store(H_new, "H")
     E_out = st.store(E_new, "E")
     if boxes:
-        resid = (compensation.residuals(E_new, st, "E", boxes),
-                 compensation.residuals(H_new, st, "H", boxes)
+        resid = (compensation.residuals(E_new, E_out, st, "E", boxes),
+                 compensation.residuals(H_new, H_out, st, "H", boxes)
                  if setup.conformal is not None else rH)
     return E_out, H_out, psi_E, psi_H, aux, disp, cut, resid
 
