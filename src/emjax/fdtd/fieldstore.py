@@ -38,14 +38,12 @@ NARROW = {"bfloat16": jnp.bfloat16, "float16": jnp.float16}
 class FieldStorage:
     """dtype: the stored dtype of E and H (None: the run's arithmetic dtype, nothing
     converted); compute: the arithmetic dtype; scale_E (V/m), scale_H (A/m): the field
-    one stored unit stands for (powers of 2); boxes: the cells about point sources whose
-    rounding errors the state keeps in float32 (:mod:`emjax.fdtd.compensation`)."""
+    one stored unit stands for (powers of 2)."""
 
     dtype: np.dtype | None = None
     compute: np.dtype | None = None
     scale_E: float = 1.0
     scale_H: float = 1.0
-    boxes: tuple = ()  # ((start, shape), ...): float32 residual boxes (fdtd/compensation)
 
     @property
     def narrow(self) -> bool:
@@ -111,17 +109,15 @@ def _power_of_2(x: float) -> float:
     return 2.0 ** min(100, max(-100, round(math.log2(x))))
 
 
-def field_storage(storage_dtype: str | None, compute, drive: float,
-                  boxes: tuple = ()) -> FieldStorage:
+def field_storage(storage_dtype: str | None, compute, drive: float) -> FieldStorage:
     """The storage of a run: ``storage_dtype`` as the scenario names it (None, "bfloat16",
-    "float16"), its arithmetic dtype ``compute``, its largest drive ``drive`` (V/m:
-    point-source increments per step, plane-wave amplitudes; sets float16's scale) and
-    its residual ``boxes`` (:func:`emjax.fdtd.compensation.source_boxes`)."""
+    "float16"), its arithmetic dtype ``compute`` and its largest drive ``drive`` (V/m:
+    point-source increments per step, plane-wave amplitudes; sets float16's scale)."""
     if storage_dtype is None:
         return FieldStorage()
     dtype = np.dtype(NARROW[storage_dtype])
     if storage_dtype != "float16":
-        return FieldStorage(dtype=dtype, compute=np.dtype(compute), boxes=boxes)
+        return FieldStorage(dtype=dtype, compute=np.dtype(compute))
     scale_E = _power_of_2(drive)
     return FieldStorage(dtype=dtype, compute=np.dtype(compute), scale_E=scale_E,
-                        scale_H=_power_of_2(scale_E / eta0), boxes=boxes)
+                        scale_H=_power_of_2(scale_E / eta0))

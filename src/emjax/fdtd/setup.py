@@ -37,7 +37,6 @@ from ..model import (
 )
 from ..model.dispersion import PoleMedium
 from . import anisotropic, dispersive_setup, neartofar, tfsf, waveguide
-from .compensation import source_boxes
 from .cpml import slab_coefficients
 from .fieldstore import AS_COMPUTED, FieldStorage, field_storage
 from .plan import (
@@ -222,9 +221,8 @@ def prepare(sim, *, align: int | None = None) -> FDTDSetup:
     )
     if getattr(sim, "storage_dtype", None) is None:
         return setup
-    boxes = source_boxes([e.index for e in setup.sources], grid.nodes)
     return dataclasses.replace(setup, fields=field_storage(sim.storage_dtype, dtype,
-                                                           peak_drive(setup), boxes))
+                                                           peak_drive(setup)))
 
 
 def _conformal(sim, plan: GridPlan, media: list, index: dict):

@@ -27,13 +27,13 @@ from ..driver.precision import needs_x64, require_x64
 from ..driver.zeros import zeros_of
 from ..errors import InstabilityError, SetupError
 from ..grid.yee import COMPONENTS
-from . import anisotropic, auxgrid, compensation, dispersive
+from . import anisotropic, auxgrid, dispersive
 from . import conformal_implicit as conformal
 from .collect import collect, region_shape
 from .memory import check_fits, check_fits_per_device
 from .setup import FDTDSetup, drive, prepare, waveform_samples
 from .state import FDTDState
-from .tfsf import tfsf_terms
+from .tfsf import corrections
 from .transpose3d import update_through
 from .update3d import inject, zeros_psi
 from .waveguide import add_sheets, sheet_samples
@@ -157,7 +157,7 @@ class FDTDSolver:
             jnp.zeros((len(s.conformal[0]["arrays"]["w"]),), s.dtype),)
         return FDTDState(E=zeros(), H=zeros(), psi_E=psi_E, psi_H=psi_H, dft=dft, aux=aux,
                          n2f=n2f, n2f_inc=n2f_inc, n=jnp.zeros((), jnp.int32), disp=disp,
-                         cut=cut, resid=compensation.zeros(s.fields.boxes, s.dtype))
+                         cut=cut)
 
     # ------------------------------------------------------------------ chunk
     def _chunk_inputs(self, step0: int, length: int) -> dict:
@@ -314,12 +314,7 @@ def _step3d(carry: FDTDState, consts, x, setup: FDTDSetup):
     lay, st = setup.layout, setup.fields
     E, H = st.load(carry.E, "E"), st.load(carry.H, "H")
     aux = carry.aux
-    xH = tfsf_terms(setup.planewaves, consts["tfsf"], aux, "H")
-    boxes, resid = st.boxes, carry.resid
-    if boxes:  # float32 residuals about point sources (fdtd/compensation)
-        rE, rH = resid
-        xH = compensation.merged(xH, compensation.patches(rE, rH, consts["cH"], lay, boxes,
-                                                          electric=False))
+    xH = _tfsf_terms(setup, consts, aux, "H")
     # E (and H_new) pass through: gradient runs sum their later uses' cotangents in one pass
     H_new, psi_H, E = update_through(H, E, consts["cH"], consts["pml"], carry.psi_H, lay,
                                      electric=False, extra=xH)
@@ -329,14 +324,9 @@ def _step3d(carry: FDTDState, consts, x, setup: FDTDSetup):
         H_new = conformal.explicit_h(H_new, H, q_n, consts["cut"], cut_static)
     H_new = add_sheets(H_new, setup.sheets, consts["sheets"], x["sheet"], "H")
     H_kept = st.kept(H_new, "H")  # the E update reads the stored H^{n+1/2}
-    if boxes:
-        rH = compensation.residuals(H_new, H_kept, st, "H", boxes)
     H_new = st.load(H_kept, "H")
     aux = [auxgrid.step_h(c["aux"], a) for c, a in zip(consts["tfsf"], aux, strict=True)]
-    xE = tfsf_terms(setup.planewaves, consts["tfsf"], aux, "E")
-    if boxes:
-        xE = compensation.merged(xE, compensation.patches(rH, rE, consts["cE"], lay, boxes,
-                                                          electric=True))
+    xE = _tfsf_terms(setup, consts, aux, "E")
     disp = carry.disp
     if setup.dispersive:  # the poles' currents join the curl as box patches
         E_new, psi_E, disp = dispersive.step_E(
@@ -363,12 +353,7 @@ def _step3d(carry: FDTDState, consts, x, setup: FDTDSetup):
         cut = (q_n,)
     # H_new as passed through the E update (gradients), stored anew only if it changed
     H_out = H_kept if st.narrow and setup.conformal is None else st.store(H_new, "H")
-    E_out = st.store(E_new, "E")
-    if boxes:
-        resid = (compensation.residuals(E_new, E_out, st, "E", boxes),
-                 compensation.residuals(H_new, H_out, st, "H", boxes)
-                 if setup.conformal is not None else rH)
-    return E_out, H_out, psi_E, psi_H, aux, disp, cut, resid
+    return st.store(E_new, "E"), H_out, psi_E, psi_H, aux, disp, cut
 
 
 def _chunk(state, consts, xs, step0, *, setup: FDTDSetup, length: int, step=None, field=None):
@@ -393,7 +378,6 @@ def _chunk(state, consts, xs, step0, *, setup: FDTDSetup, length: int, step=None
         E_kept, H_kept, psi_E, psi_H, aux, *rest = step(carry, consts, x)
         disp = rest[0] if rest else carry.disp
         cut = rest[1] if len(rest) > 1 else carry.cut
-        resid = rest[2] if len(rest) > 2 else carry.resid
         E, H = st.load(E, "E"), st.load(H, "H")  # monitors read the stored fields
         E_new, H_new = st.load(E_kept, "E"), st.load(H_kept, "H")
         ys = {"probe": [], "energy": []}
@@ -442,8 +426,7 @@ def _chunk(state, consts, xs, step0, *, setup: FDTDSetup, length: int, step=None
                                         lambda: _energy(E, H, H_new, w, carry.disp, consts,
                                                         setup, E_new, cut), setup.dtype))
         carry = FDTDState(E=E_kept, H=H_kept, psi_E=psi_E, psi_H=psi_H, dft=dft, aux=aux,
-                          n2f=n2f, n2f_inc=n2f_inc, n=carry.n + 1, disp=disp, cut=cut,
-                          resid=resid)
+                          n2f=n2f, n2f_inc=n2f_inc, n=carry.n + 1, disp=disp, cut=cut)
         return carry, frames, ys
 
     buffers = frame_buffers(length, [m.interval for m, _ in setup.snapshots],
@@ -453,6 +436,17 @@ def _chunk(state, consts, xs, step0, *, setup: FDTDSetup, length: int, step=None
     E_end = st.load(state.E, "E")  # float16's own sums overflow at 65504
     finite = jnp.all(jnp.array([jnp.isfinite(jnp.sum(jnp.abs(F))) for F in E_end]))
     return state, ys, finite
+
+
+def _tfsf_terms(setup: FDTDSetup, consts, aux, field: str):
+    """Per component, the TF/SF curl corrections of every plane wave (None if none)."""
+    if not setup.planewaves:
+        return None
+    out = ([], [], [])
+    for (_, box), c, a in zip(setup.planewaves, consts["tfsf"], aux, strict=True):
+        for comp, terms in enumerate(corrections(box.terms, c["terms"], a, field)):
+            out[comp].extend(terms)
+    return out
 
 
 def _energy(E, H_old, H_new, w, disp=(), consts=None, setup=None, E_new=None, cut=()):

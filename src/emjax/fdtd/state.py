@@ -26,9 +26,7 @@ class FDTDState:
     ``{"P": ..., "J": ...}`` (:mod:`emjax.fdtd.dispersive`; P/eps0 and J/eps0 at step n),
     empty (no leaves, so checkpoints without dispersive media are unchanged) otherwise;
     cut: with conformal PEC, (q^{n-1},) the cut faces' explicit circulation term of the
-    previous step (:mod:`emjax.fdtd.conformal_implicit`), else empty; resid: with 16-bit
-    storage, (r_E, r_H) the float32 rounding residuals in the boxes about point sources
-    (:mod:`emjax.fdtd.compensation`), else empty."""
+    previous step (:mod:`emjax.fdtd.conformal_implicit`), else empty."""
 
     E: tuple
     H: tuple
@@ -41,4 +39,3 @@ class FDTDState:
     n: jax.Array
     disp: tuple = ()
     cut: tuple = ()
-    resid: tuple = ()

@@ -158,17 +158,4 @@ def corrections(terms, arrays, aux_state, field: str):
     return out
 
 
-__all__ = ["TFSF", "Term", "build", "corrections", "tfsf_terms"]
-
-
-def tfsf_terms(planewaves, consts, aux, field: str):
-    """Per component, the TF/SF curl corrections of every plane wave (None if none):
-    ``planewaves`` the set-up's (plane wave, TFSF) pairs, ``consts`` their device
-    arrays ({"terms": ...} each), ``aux`` their 1D incident grids, ``field`` "E" or "H"."""
-    if not planewaves:
-        return None
-    out = ([], [], [])
-    for (_, box), c, a in zip(planewaves, consts, aux, strict=True):
-        for comp, terms in enumerate(corrections(box.terms, c["terms"], a, field)):
-            out[comp].extend(terms)
-    return out
+__all__ = ["TFSF", "Term", "build", "corrections"]
