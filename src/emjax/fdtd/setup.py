@@ -219,9 +219,15 @@ def prepare(sim, *, align: int | None = None) -> FDTDSetup:
         ports=tuple(ports), sheets=tuple(sheets), waveguides=tuple(guides),
         offdiagonal=_offdiagonal(smoothing, plan, cut), conformal=cut, **monitors,
     )
-    if getattr(sim, "storage_dtype", None) is None:
+    return with_storage(setup, getattr(sim, "storage_dtype", None))
+
+
+def with_storage(setup: FDTDSetup, storage_dtype: str | None) -> FDTDSetup:
+    """``setup`` whose E and H are stored in ``storage_dtype`` (None: as computed;
+    :func:`emjax.fdtd.fieldstore.field_storage`, float16 scaled by the run's drive)."""
+    if storage_dtype is None:
         return setup
-    return dataclasses.replace(setup, fields=field_storage(sim.storage_dtype, dtype,
+    return dataclasses.replace(setup, fields=field_storage(storage_dtype, setup.dtype,
                                                            peak_drive(setup)))
 
 

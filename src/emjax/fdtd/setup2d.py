@@ -37,6 +37,7 @@ from .setup import (
     _energy_weights,
     _h_coefficients,
     _tables,
+    with_storage,
 )
 from .update2d import POLARIZATIONS, Layout2D, curl_terms
 from .update3d import UpdateCoefficients
@@ -217,13 +218,14 @@ def prepare(sim) -> FDTD2DSetup:
                           "H": _energy_weights(wH, idxH, area, dtype)}
     waves = tuple((plane_wave_plan(s), _tfsf(i, s, sim, plan, layout, coeffs))
                   for i, s in enumerate(sim.sources) if isinstance(s, PlaneWave))
-    return FDTD2DSetup(
+    setup = FDTD2DSetup(
         grid=grid, layout=layout, dtype=dtype, dt=dt, steps=plan.steps, coeffs=coeffs,
         energy_weights=energy_weights, pml=pml,
         sources=tuple(_line_sources(sim, grid, media, index, dt)), plan=plan,
         planewaves=waves, dispersive=disp, names=(*e_names, *h_names), cut=cut,
         offdiag=offdiag, **monitors,
     )
+    return with_storage(setup, sim.storage_dtype)
 
 
 def _pml(plan: PlanePlan, media, index) -> tuple[dict, tuple[str, ...]]:
@@ -424,7 +426,7 @@ def estimate(sim, chunk: int | None = None) -> dict[str, int]:
     nx, ny = plan.grid.shape[:2]
     N = nx * ny
     chunk = chunk or _default_chunk(plan.steps)
-    out = {"fields": 3 * N * item}
+    out = {"fields": 3 * N * (2 if sim.storage_dtype else item)}
     n_media = len(sim.media) + len(sim.pole_media) + sum(
         isinstance(s.medium, PEC) for s in sim.structures if s.medium is not None)
     out["coefficients"] = (6 * N * item if sim.storage == "arrays"

@@ -43,9 +43,10 @@ def _step(carry: FDTDState, consts, x, setup: FDTD2DSetup):
             for c, a, v in zip(consts["tfsf"], carry.aux, x["inc"], strict=True)]
     poles = ((carry.disp, consts["disp"], setup.dispersive.boxes, setup.dt, eps0)
              if setup.dispersive else None)
-    return step2d(carry.E, carry.H, carry.psi_E, carry.psi_H,
+    st = setup.fields
+    return step2d(st.load(carry.E, "E"), st.load(carry.H, "H"), carry.psi_E, carry.psi_H,
                   {"E": consts["cE"], "H": consts["cH"]}, consts["pml"], setup.layout,
-                  src_E, src_H, tfsf, consts["cut"], poles, consts["offdiag"])
+                  src_E, src_H, tfsf, consts["cut"], poles, consts["offdiag"], st)
 
 
 class FDTD2DSolver(FDTDSolver):
@@ -109,7 +110,8 @@ class FDTD2DSolver(FDTDSolver):
         s = self.setup
         dt_c = jnp.complex64 if s.dtype == np.float32 else jnp.complex128
         n_e, n_h = (len(c) for c in s.layout.comps)
-        zeros = lambda k: tuple(jnp.zeros(s.layout.shape, s.dtype) for _ in range(k))  # noqa: E731
+        kept = s.fields.dtype if s.fields.narrow else s.dtype
+        zeros = lambda k: tuple(jnp.zeros(s.layout.shape, kept) for _ in range(k))  # noqa: E731
         psi_E, psi_H = zeros_psi(s.layout, s.dtype)
         dft = [{comp: jnp.zeros((len(m.frequencies), *region_shape(sl)), dt_c)
                 for comp, sl in regions} for m, regions in s.dfts]

@@ -56,6 +56,7 @@ from jax import lax
 from . import auxgrid, dispersive
 from .auxgrid import sample
 from .cpml import CURL_TERMS, Slab
+from .fieldstore import AS_COMPUTED
 from .update3d import (
     _mask_low,
     _slab_diff,
@@ -255,7 +256,7 @@ def offdiag_e(E, H, terms):
 
 
 def step(E, H, psi_E, psi_H, coeffs, pml, lay: Layout2D, src_E=None, src_H=None, tfsf=None,
-         cut=None, poles=None, offdiag=None):
+         cut=None, poles=None, offdiag=None, fields=AS_COMPUTED):
     """One leapfrog step with sources: (E, H, psi_E, psi_H, aux, disp) at the next step.
 
     src_E / src_H: (sources, values) for :func:`emjax.fdtd.update3d.inject` on the
@@ -267,7 +268,9 @@ def step(E, H, psi_E, psi_H, coeffs, pml, lay: Layout2D, src_E=None, src_H=None,
     or the dispersive media (disp, coefficients, boxes, dt in s, eps0 in F/m) of
     :func:`emjax.fdtd.dispersive.step_E`; disp: their carried state at the next step
     (() if none). offdiag: None or the TEz off-diagonal permittivity terms of
-    :func:`offdiag_e`, added to E^{n+1} with H^{n+1/2}.
+    :func:`offdiag_e`, added to E^{n+1} with H^{n+1/2}. fields: the storage of E and H
+    (:mod:`emjax.fdtd.fieldstore`): E, H come in loaded and go out stored, H^{n+1/2}
+    stored before the E update reads it.
     """
     tfsf = tfsf or []
     H_old = H
@@ -278,6 +281,8 @@ def step(E, H, psi_E, psi_H, coeffs, pml, lay: Layout2D, src_E=None, src_H=None,
         H = tfsf_add(H, terms["H"], a["e"])
     if src_H is not None:
         H = inject(H, *src_H)
+    H_kept = fields.kept(H, "H")
+    H = fields.load(H_kept, "H")
     aux = [auxgrid.step_h(c, a) for c, a, _, _ in tfsf]
 
     def finish(E):
@@ -298,7 +303,7 @@ def step(E, H, psi_E, psi_H, coeffs, pml, lay: Layout2D, src_E=None, src_H=None,
             dt, eps0)
         E = finish(E)  # the poles read the final E^{n+1} at the next step
     aux = [auxgrid.step_e(c, a, v) for (c, _, _, v), a in zip(tfsf, aux, strict=True)]
-    return E, H, psi_E, psi_H, aux, disp
+    return fields.store(E, "E"), H_kept, psi_E, psi_H, aux, disp
 
 
 __all__ = ["POLARIZATIONS", "Layout2D", "conformal_h", "curl_terms", "offdiag_e", "step",

@@ -204,6 +204,14 @@ class _GridScenario(_Scenario):
 class _TimeDomain(_GridScenario):
     """Grid kinds stepped in time: ``duration`` or ``steps`` and a ``dt`` property."""
 
+    storage_dtype: Literal["bfloat16", "float16"] | None = Field(
+        None, description="E and H stored in 16 bits between half-steps (half the field "
+        "memory and traffic), updated in float32 (dtype must be float32); psi, "
+        "polarizations and monitor sums stay float32. None: stored in dtype. 'float16' "
+        "keeps 3 more bits than 'bfloat16' under a power-of-2 scale set from the "
+        "sources' drive (emjax.fdtd.fieldstore); 'bfloat16' has float32's range. It "
+        "costs accuracy, most next to point sources: BENCHMARKS.md.")
+
     @property
     def num_steps(self) -> int:
         """Time steps of the run: ``steps``, or ``duration / dt`` rounded up."""
@@ -248,13 +256,6 @@ class FDTD3D(_TimeDomain):
     duration: float | None = Field(None, gt=0, description="Simulated time in s.")
     steps: int | None = Field(None, ge=1, le=MAX_STEPS, description="Number of time steps.")
     dtype: Literal["float32", "float64"] = Field("float32", description="Field precision.")
-    storage_dtype: Literal["bfloat16", "float16"] | None = Field(
-        None, description="E and H stored in 16 bits between half-steps (half the field "
-        "memory and traffic), updated in float32 (dtype must be float32); psi, "
-        "polarizations and monitor sums stay float32. None: stored in dtype. 'float16' "
-        "keeps 3 more bits than 'bfloat16' under a power-of-2 scale set from the "
-        "sources' drive (emjax.fdtd.fieldstore); 'bfloat16' has float32's range. "
-        "Accuracy cost: BENCHMARKS.md.")
     storage: Literal["indices", "arrays"] = Field(
         "indices", description="Update coefficients as indices into a table (CIS) or arrays (CAS)."
     )
@@ -301,10 +302,7 @@ class FDTD3D(_TimeDomain):
         problems += _placement_problems(self)
         problems += _dispersive_background_problems(self)
         problems += excitation_problems(self.sources, self.port_excitation)
-        if self.storage_dtype is not None and self.dtype != "float32":
-            problems.append(f"storage_dtype = '{self.storage_dtype}' needs dtype = 'float32' "
-                            f"(16-bit storage with float32 updates), got dtype = "
-                            f"'{self.dtype}'; drop storage_dtype or set dtype = 'float32'")
+        problems += storage_problems(self)
         if problems:
             raise ValueError("\n".join(problems))  # one line each
         return self
@@ -350,6 +348,15 @@ class FDTD3D(_TimeDomain):
         from .. import registry
 
         return registry.estimate(self)
+
+
+def storage_problems(sim) -> list[str]:
+    """16-bit field storage with float32 arithmetic only."""
+    if sim.storage_dtype is None or sim.dtype == "float32":
+        return []
+    return [f"storage_dtype = '{sim.storage_dtype}' needs dtype = 'float32' (16-bit "
+            f"storage with float32 updates), got dtype = '{sim.dtype}'; drop storage_dtype "
+            "or set dtype = 'float32'"]
 
 
 def time_step_problems(sim) -> list[str]:

@@ -29,6 +29,7 @@ from .scenario import (
     Domain,
     Structure,
     _TimeDomain,
+    storage_problems,
     time_step_problems,
 )
 from .sources import PlaneWave
@@ -306,6 +307,7 @@ class FDTD2D(_TimeDomain):
         if not problems:
             problems += time_step_problems(self)
         problems += _placement_problems_2d(self)
+        problems += storage_problems(self)
         if problems:
             raise ValueError("\n".join(problems))  # one line each
         return self
