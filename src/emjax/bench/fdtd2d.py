@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
+
 from ..model import CPML, PEC, GaussianPulse
 from ..model.scenario2d import FDTD2D, Domain2D, LineSource, SplitPML
 from ..records import Measurement
@@ -38,14 +40,14 @@ SEED002_MS = {512: (4.2, 9.8), 1024: (20.9, 14.5), 2048: (82.8, 57.4)}
 
 
 def square_scenario(n: int, boundary: str = "split", steps: int = 100,
-                    polarization: str = "TMz") -> FDTD2D:
+                    polarization: str = "TMz", storage_dtype: str | None = None) -> FDTD2D:
     """n x n cells of vacuum, a 10-cell PML ('split' or 'cpml') or PEC walls ('pec'), one
     line source; no monitors (the seed times bare steps)."""
     d = 1e-3
     b = {"split": SplitPML(thickness=10), "cpml": CPML(thickness=10), "pec": PEC()}[boundary]
     return FDTD2D(
         name=f"square{n}", polarization=polarization, domain=Domain2D(shape=(n, n), spacing=d),
-        boundary=b, steps=steps,
+        boundary=b, steps=steps, storage_dtype=storage_dtype,
         sources=[LineSource(position=(0.1 * d * n / 4, 0.0),
                             polarization="z" if polarization == "TMz" else "x",
                             waveform=GaussianPulse(f0=10e9, fwidth=5e9))])
@@ -59,8 +61,9 @@ def time_2d(sim: FDTD2D, steps: int, repeats: int = 3) -> dict:
     s_per_step, compile_s, _ = time_chunks(solver, steps, repeats)
     c = solver.setup.coeffs
     idx_bytes = sum(a.dtype.itemsize for g in ("E", "H") for a in c[g].idx or ())
+    fields = 9 * (2 if sim.storage_dtype else np.dtype(sim.dtype).itemsize)
     return {"s_per_step": s_per_step, "compile_s": compile_s,
-            "bytes_per_cell": 36 + idx_bytes}
+            "bytes_per_cell": fields + idx_bytes}
 
 
 def seed002_tmz(sizes=None, steps: int | None = None,
@@ -91,6 +94,27 @@ def seed002_tmz(sizes=None, steps: int | None = None,
     return recs
 
 
+def storage16_2d(n: int | None = None, steps: int | None = None) -> list[Measurement]:
+    """TMz with 16-bit field storage against float32: an n x n square (8192^2 on a GPU,
+    1024^2 on a CPU) with a 10-cell CPML and with PEC walls, one line source."""
+    gpu = on_gpu()
+    n = n or (8192 if gpu else 1024)
+    steps = steps or (100 if gpu else 10)
+    bw = copy_bandwidth(nbytes=(2 << 30) if gpu else (256 << 20))
+    recs = [Measurement("storage16-2d", 0, "copy bandwidth", bw / 1e9, "GB/s")]
+    for b in ("cpml", "pec"):
+        for sd in (None, "bfloat16", "float16"):
+            r = time_2d(square_scenario(n, b, steps=steps, storage_dtype=sd), steps)
+            cps = n * n / r["s_per_step"]
+            name = f"{b}, {sd or 'float32'}"
+            recs += [Measurement("storage16-2d", n, f"{name}: all cells", cps / 1e9,
+                                 "Gcells/s"),
+                     Measurement("storage16-2d", n, f"{name}: fraction of copy bandwidth",
+                                 cps * r["bytes_per_cell"] / bw, "")]
+    return recs
+
+
 CASES: dict[str, Callable[..., list[Measurement]]] = {
+    "storage16-2d": storage16_2d,
     "seed002-tmz": seed002_tmz,
 }
