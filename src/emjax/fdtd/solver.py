@@ -341,7 +341,10 @@ def _step3d(carry: FDTDState, consts, x, setup: FDTDSetup):
         E_new = anisotropic.apply(E_new, H_new, consts["offdiag"])
     aux = [auxgrid.step_e(c["aux"], a, v)
            for c, a, v in zip(consts["tfsf"], aux, x["inc"], strict=True)]
-    if consts["src"]:
+    # 16-bit storage: the sources go into the stored field, in place (fieldstore.inject)
+    late = st.narrow and setup.conformal is None and len(
+        {(e.comp, e.index) for e in setup.sources}) == len(setup.sources)
+    if consts["src"] and not late:
         # part of E^{n+1}, which the poles read at the next step (a pole on a source's
         # edge sees its current: fdtd/dispersive.py's carried form)
         E_new = inject(E_new, consts["src"], x["src"])
@@ -353,7 +356,10 @@ def _step3d(carry: FDTDState, consts, x, setup: FDTDSetup):
         cut = (q_n,)
     # H_new as passed through the E update (gradients), stored anew only if it changed
     H_out = H_kept if st.narrow and setup.conformal is None else st.store(H_new, "H")
-    return st.store(E_new, "E"), H_out, psi_E, psi_H, aux, disp, cut
+    E_out = st.store(E_new, "E")
+    if consts["src"] and late:
+        E_out = st.inject(E_out, consts["src"], x["src"])
+    return E_out, H_out, psi_E, psi_H, aux, disp, cut
 
 
 def _chunk(state, consts, xs, step0, *, setup: FDTDSetup, length: int, step=None, field=None):
