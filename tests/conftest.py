@@ -177,7 +177,7 @@ FIRST = (
     # the longest tests (worker seconds on 2 CPU cores, 2026-11-27), started first so that
     # neither worker is left running one of them alone at the end (xdist's worksteal takes
     # from the end of a queue); a renamed test simply loses its place
-    "test_smoothed_dielectric_in_conformal_cavity_does_not_grow_in_100k_steps",
+    "test_smoothed_dielectric_in_conformal_cavity_does_not_grow",
     "test_examples_run_as_written",
     "test_hand_transpose_equals_autodiff",
     "test_two_processes_match_single_process",
