@@ -68,7 +68,7 @@ def test_closed_conformal_sphere_keeps_its_invariant(dtype, limit, chunks):
     5,000-step chunks (30,000 steps in float32, 10,000 in float64: 6e-12 there, the
     cut faces' solve meeting its 1e-8 per step; a wrong invariant moves by 1e-4), and the
     EnergyMonitor's leapfrog energy (not the scheme's exact invariant) stays within a
-    narrow band (5.3e-4 peak to peak; limit 1e-3). (100,000 steps of a conformal cavity
+    narrow band (5.3e-4 peak to peak; limit 1e-3). (40,000 steps of a conformal cavity
     with a smoothed dielectric inside: tests/grid/test_smoothing.py.)"""
     from emjax.fdtd.solver import FDTDSolver
 

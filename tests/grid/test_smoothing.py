@@ -153,18 +153,20 @@ def test_level_sets_of_shapes():
     assert phi[0] == pytest.approx(0.1, rel=0.06) and np.allclose(n[0], [1, 0, 0])
 
 
-@pytest.mark.parametrize("dtype, conformal, steps", [
-    ("float32", True, 100_000), ("float64", True, 100_000), ("float32", False, 40_000)])
-def test_smoothed_dielectric_in_conformal_cavity_does_not_grow_in_100k_steps(dtype, conformal,
-                                                                             steps):
+@pytest.mark.parametrize("dtype, conformal", [
+    ("float32", True), ("float64", True), ("float32", False)])
+def test_smoothed_dielectric_in_conformal_cavity_does_not_grow(dtype, conformal):
     """Issue 25's stability item: a PEC spherical cavity (6 cells per radius; conformal,
     and staircased in float32) holding a smoothed eps-6 sphere (off-diagonal couplings
     and diagonal residuals on) that cuts through the cavity's wall into the PEC,
-    100,000 steps at courant 0.99 (staircased: 40,000): the field energy (the
-    monitor's diagonal form, which oscillates by under 1% with the couplings) shows no
-    growth between the first and the last 10,000 steps after the source.
-    (Non-symmetric couplings grow by 1e11 here; so did couplings through E samples in
-    PEC, 1e18 times in 40,000 steps.)"""
+    40,000 steps at courant 0.99: the field energy (the monitor's diagonal form, which
+    oscillates by under 1% with the couplings) shows no growth between the first and
+    the last 10,000 steps after the source. (Non-symmetric couplings grow by 1e11 in
+    100,000 steps here. Couplings through E samples in PEC and on the cut faces' edges,
+    :func:`emjax.grid.subpixel.without` undone, grow within these 40,000 steps: from
+    about step 23,000 (float32) or 31,000 (float64), x14 per 2,000 steps; the last
+    window's peak x2e10 (float32) and x2e4 (float64) the first's conformal, x3e19
+    staircased.)"""
     from emjax.fdtd.solver import FDTDSolver
     from emjax.validation.cavity3d import sphere_cavity
 
@@ -173,10 +175,10 @@ def test_smoothed_dielectric_in_conformal_cavity_does_not_grow_in_100k_steps(dty
     inner = em.Structure(geometry=em.Sphere(center=(0.6 * a, 0.05 * a, -0.03 * a),
                                             radius=0.55 * a), medium=em.Medium(eps_r=6.0))
     sim = sim.model_copy(update={
-        "duration": None, "steps": steps, "subpixel": True,
+        "duration": None, "steps": 40_000, "subpixel": True,
         "structures": [*sim.structures, inner],
         "monitors": [em.EnergyMonitor(name="w", interval=100)]})
-    solver = FDTDSolver(sim, chunk=steps // 4)
+    solver = FDTDSolver(sim, chunk=10_000)
     assert solver.setup.offdiagonal is not None
     assert (solver.setup.conformal is not None) == conformal
     W = solver.run(progress=False)["w"].data["energy"].astype(np.float64)
