@@ -75,18 +75,6 @@ class FieldStorage:
         instead of 36 B per cell per step, on an H100); a barrier stops that."""
         return jax.lax.optimization_barrier(self.store(F, kind)) if self.narrow else F
 
-    def inject(self, E: tuple, sources, values) -> tuple:
-        """:func:`emjax.fdtd.update3d.inject` on stored E: each source edge loaded, its
-        increment added in the arithmetic dtype and stored again (edges must be distinct).
-        A store's convert of the injected field is not written in place by XLA (a copy
-        of the component every step, 173 us at 512^3 on an H100); this is."""
-        E = list(E)
-        s = self.scale_E
-        for comp, (index, scale) in sources.items():
-            cur = E[comp][index].astype(self.compute) * s + scale * values[comp]
-            E[comp] = E[comp].at[index].set((cur * (1.0 / s)).astype(self.dtype))
-        return tuple(E)
-
     @property
     def itemsize(self) -> int:
         """Bytes per stored field sample (0: the arithmetic dtype's)."""

@@ -361,6 +361,30 @@ def inject(E, sources, values):
     return tuple(E)
 
 
+MAX_SOURCE_PATCHES = 16
+"""Point sources per component that :func:`source_patches` takes as curl patches (each
+adds a select per cell to the folded update); more are injected."""
+
+
+def source_patches(edges, values, coeffs) -> list | None:
+    """Point sources as one-cell patches of the E update's curl (``extra`` of
+    :func:`update_E`), so that E^{n+1} holds them when the update writes it: per
+    component, (index, increment / b) for each source edge. ``edges``: per component,
+    the static (i, j, k) of its sources in the order of ``values[comp]`` (this step's
+    samples, the increments). None where a component has more than
+    :data:`MAX_SOURCE_PATCHES` (or none at all)."""
+    if not edges or max(len(e) for e in edges.values()) > MAX_SOURCE_PATCHES:
+        return None
+    out: list = [[], [], []]
+    for comp, points in edges.items():
+        for k, p in enumerate(points):
+            _, b = coefficient(coeffs, comp, tuple(slice(i, i + 1) for i in p))
+            b = jnp.broadcast_to(b, (1, 1, 1))
+            inc = values[comp][k]
+            out[comp].append((tuple(p), jnp.where(b != 0, inc / jnp.where(b != 0, b, 1), 0)))
+    return out
+
+
 def zeros_psi(lay: Layout, dtype) -> tuple[dict, dict]:
     """Zero psi for E and H on every slab: ({key: {comp: array}}, same for H)."""
     psi = {}
