@@ -87,6 +87,23 @@ def fdtd2d(steps: int = 50, **kw):
     return em.FDTD2D(**kw)
 
 
+def scatter2d(pol="TMz", **kw):
+    """40x36 cells of 1 mm, split-field PML along x and CPML along y, a lossy eps_r 3
+    cylinder and a PEC block, a line source at 30 GHz (TMz: Ez; TEz: Ex)."""
+    import emjax as em
+
+    wave = em.GaussianPulse(f0=30e9, fwidth=15e9)
+    return em.FDTD2D(
+        polarization=pol, domain=em.Domain2D(shape=(40, 36), spacing=1e-3), steps=80,
+        boundary=em.Boundaries2D(x=em.SplitPML(thickness=6), y=em.CPML(thickness=6)),
+        structures=[em.Structure2D(geometry=em.Circle(center=(2e-3, 1e-3), radius=4e-3),
+                                   medium=em.Medium(eps_r=3, sigma=0.5)),
+                    em.Structure2D(geometry=em.Rectangle(center=(-5e-3, -4e-3),
+                                                         size=(3e-3, 5e-3)), medium=em.PEC())],
+        sources=[em.LineSource(position=(-4e-3, 5e-3), polarization="z" if pol == "TMz" else "x",
+                               waveform=wave)], **kw)
+
+
 def dgatd(steps: int = 50, **kw):
     """A PEC box of 0.3 x 0.2 x 0.2 m meshed at 0.1 m, an edge source, a probe."""
     import emjax as em
@@ -136,6 +153,11 @@ def small_fdtd3d():
 @pytest.fixture(scope="session")
 def small_fdtd2d():
     return fdtd2d
+
+
+@pytest.fixture(scope="session")
+def scatter_fdtd2d():
+    return scatter2d
 
 
 @pytest.fixture(scope="session")

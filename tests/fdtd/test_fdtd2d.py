@@ -155,22 +155,9 @@ def _fields(sim):
     return [np.asarray(F) for F in (*st.E, *st.H)]
 
 
-def _scatter_sim(pol="TMz", **kw):
-    wave = em.GaussianPulse(f0=30e9, fwidth=15e9)
-    return em.FDTD2D(
-        polarization=pol, domain=em.Domain2D(shape=(40, 36), spacing=1e-3), steps=80,
-        boundary=em.Boundaries2D(x=em.SplitPML(thickness=6), y=em.CPML(thickness=6)),
-        structures=[em.Structure2D(geometry=em.Circle(center=(2e-3, 1e-3), radius=4e-3),
-                                   medium=em.Medium(eps_r=3, sigma=0.5)),
-                    em.Structure2D(geometry=em.Rectangle(center=(-5e-3, -4e-3),
-                                                         size=(3e-3, 5e-3)), medium=em.PEC())],
-        sources=[em.LineSource(position=(-4e-3, 5e-3), polarization="z" if pol == "TMz" else "x",
-                               waveform=wave)], **kw)
-
-
 @pytest.mark.parametrize("pol", ["TMz", "TEz"])
-def test_cis_equals_cas(pol):
-    a, b = _fields(_scatter_sim(pol)), _fields(_scatter_sim(pol, storage="arrays"))
+def test_cis_equals_cas(pol, scatter_fdtd2d):
+    a, b = _fields(scatter_fdtd2d(pol)), _fields(scatter_fdtd2d(pol, storage="arrays"))
     scale = max(np.abs(F).max() for F in a)
     assert scale > 0
     err = max(np.abs(x - y).max() for x, y in zip(a, b, strict=True)) / scale
@@ -198,8 +185,8 @@ def test_shapes_polygon_rectangle_and_cut_sphere():
     assert np.unique(index(em.Sphere(center=(0, 0, 8e-3), radius=6e-3))).size == 1
 
 
-def test_resume_is_bitwise_exact(tmp_path):
-    sim = _scatter_sim("TMz").model_copy(update={"name": "ckpt2d", "monitors": [
+def test_resume_is_bitwise_exact(tmp_path, scatter_fdtd2d):
+    sim = scatter_fdtd2d("TMz").model_copy(update={"name": "ckpt2d", "monitors": [
         em.Probe(name="p", positions=[(1e-3, -1e-3, 0.0)]),
         em.DFTMonitor(name="dft", size=(6e-3, 4e-3, 0), frequencies=[25e9, 35e9]),
         em.FieldSnapshot(name="snap", size=(8e-3, 2e-3, 0), interval=7, components=["Ez"]),

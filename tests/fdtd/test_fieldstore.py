@@ -93,23 +93,16 @@ def test_dipole_in_cpml_follows_float32_within_the_rounding():
 
 
 @pytest.mark.parametrize("storage_dtype", ["bfloat16", "float16"])
-def test_resume_is_bitwise(tmp_path, storage_dtype):
+def test_resume_is_bitwise(storage_dtype, resumed_equals_whole):
     """A checkpoint holds the 16-bit fields (bfloat16 as its bits: HDF5 has no
-    bfloat16); 70 steps equal 40 + resume + 30, monitors and energy included."""
+    bfloat16); checkpointed, resumed with another chunk length, equal to the whole run,
+    DFT and energy monitors included."""
     doc = _dipole(storage_dtype, steps=70).model_dump()
     doc["monitors"] += [{"type": "EnergyMonitor", "name": "w", "interval": 3},
                         {"type": "DFTMonitor", "name": "dft", "center": (0, 0, 0),
                          "size": (6e-3, 6e-3, 0), "frequencies": [15e9],
                          "components": ["Ez", "Hx"]}]
-    sim = FDTD3D.model_validate(doc)
-    first = FDTDSolver(sim, chunk=10)
-    whole = first.run(progress=False)
-    path = tmp_path / "c.h5"
-    first.run(progress=False, checkpoint_every=40, checkpoint_path=path)
-    resumed = FDTDSolver(sim, chunk=10).run(progress=False, resume=path)
-    for name in whole.names:
-        for c, x in whole[name].data.items():
-            np.testing.assert_array_equal(resumed[name].data[c], x)
+    whole = resumed_equals_whole(FDTDSolver, FDTD3D.model_validate(doc))
     assert np.all(np.isfinite(whole["w"].data["energy"]))
 
 
@@ -126,42 +119,26 @@ def test_refused_where_it_cannot_apply():
 
 
 @pytest.mark.parametrize("pol", ["TMz", "TEz"])
-def test_2d_scatterer_follows_float32_within_the_rounding(pol, tmp_path):
-    """FDTD2D with a lossy cylinder, a PEC block, split-field PML and CPML: every final
-    field of 16-bit storage within its rounding of float32's (float16 closer), the
-    state 16 bits, and a resume bitwise."""
+def test_2d_scatterer_follows_float32_within_the_rounding(pol, scatter_fdtd2d,
+                                                          resumed_equals_whole):
+    """FDTD2D with a lossy cylinder, a PEC block, split-field PML and CPML: the probe of
+    16-bit storage within its rounding of float32's (float16 closer), the state 16
+    bits, and a resume bitwise."""
     import emjax as em
+    from emjax.fdtd.solver2d import FDTD2DSolver
 
     def sim(sd):
-        wave = em.GaussianPulse(f0=30e9, fwidth=15e9)
-        return em.FDTD2D(
-            polarization=pol, domain=em.Domain2D(shape=(40, 36), spacing=1e-3), steps=80,
-            boundary=em.Boundaries2D(x=em.SplitPML(thickness=6), y=em.CPML(thickness=6)),
-            structures=[em.Structure2D(geometry=em.Circle(center=(2e-3, 1e-3), radius=4e-3),
-                                       medium=em.Medium(eps_r=3, sigma=0.5)),
-                        em.Structure2D(geometry=em.Rectangle(center=(-5e-3, -4e-3),
-                                                             size=(3e-3, 5e-3)),
-                                       medium=em.PEC())],
-            sources=[em.LineSource(position=(-4e-3, 5e-3),
-                                   polarization="z" if pol == "TMz" else "x", waveform=wave)],
-            monitors=[em.Probe(name="p", positions=[(6e-3, -2e-3, 0.0)],
-                               components=["Ez"] if pol == "TMz" else ["Ex", "Hz"])],
-            storage_dtype=sd)
-
-    from emjax.fdtd.solver2d import FDTD2DSolver
+        return scatter_fdtd2d(pol, storage_dtype=sd, monitors=[em.Probe(
+            name="p", positions=[(6e-3, -2e-3, 0.0)],
+            components=["Ez"] if pol == "TMz" else ["Ex", "Hz"])])
 
     ref = sim(None).run(progress=False)["p"]
     errs = {}
     for sd, dt in (("bfloat16", jnp.bfloat16), ("float16", jnp.float16)):
-        solver = FDTD2DSolver(sim(sd), chunk=20)
-        assert all(F.dtype == dt for F in (*solver.init_state().E, *solver.init_state().H))
-        whole = solver.run(progress=False)
-        errs[sd] = max(np.abs(whole["p"].data[c] - ref.data[c]).max()
-                       / np.abs(ref.data[c]).max() for c in ref.data)
-        path = tmp_path / f"{sd}.h5"
-        solver.run(progress=False, checkpoint_every=40, checkpoint_path=path)
-        resumed = FDTD2DSolver(sim(sd), chunk=20).run(progress=False, resume=path)
-        for c, x in whole["p"].data.items():
-            np.testing.assert_array_equal(resumed["p"].data[c], x)
+        state = FDTD2DSolver(sim(sd)).init_state()
+        assert all(F.dtype == dt for F in (*state.E, *state.H))
+        got = resumed_equals_whole(FDTD2DSolver, sim(sd))["p"]
+        errs[sd] = max(np.abs(got.data[c] - ref.data[c]).max() / np.abs(ref.data[c]).max()
+                       for c in ref.data)
     assert errs["float16"] < 5e-3 and errs["bfloat16"] < 5e-2, errs  # TEz 0.0024, 0.021
     assert errs["float16"] < errs["bfloat16"] / 3, errs

@@ -60,3 +60,22 @@ def time_chunks(solver, steps: int, repeats: int = 3) -> tuple[float, float, obj
 
 
 __all__ = ["copy_bandwidth", "device_name", "on_gpu", "time_chunks"]
+
+
+STORAGES = (None, "bfloat16", "float16")
+"""Field storage of the 16-bit benchmarks: the dtype's own (None), then 16 bits."""
+
+
+def storage_records(case: str, size: int, label: str, storage_dtype: str | None,
+                    timing: dict, cells: int, bandwidth: float) -> list:
+    """Speed (all cells) and fraction of the copy bandwidth of one timed run
+    (``timing``: s_per_step and bytes_per_cell) of ``cells`` cells, named ``label,
+    dtype``: the records of the storage benchmarks (FDTD3D and FDTD2D)."""
+    from ..records import Measurement
+
+    cps = cells / timing["s_per_step"]
+    name = f"{label}, {storage_dtype or 'float32'}"
+    return [Measurement(case, size, f"{name}: all cells", cps / 1e9, "Gcells/s"),
+            Measurement(case, size, f"{name}: fraction of copy bandwidth",
+                        cps * timing["bytes_per_cell"] / bandwidth, "")]
+

@@ -33,7 +33,7 @@ import numpy as np
 from ..model import CPML, PEC, GaussianPulse
 from ..model.scenario2d import FDTD2D, Domain2D, LineSource, SplitPML
 from ..records import Measurement
-from .common import copy_bandwidth, on_gpu, time_chunks
+from .common import STORAGES, copy_bandwidth, on_gpu, storage_records, time_chunks
 
 SEED002_MS = {512: (4.2, 9.8), 1024: (20.9, 14.5), 2048: (82.8, 57.4)}
 """Seed 002's kernel times in ms per step: size -> (naive, shared-memory tiled)."""
@@ -103,14 +103,9 @@ def storage16_2d(n: int | None = None, steps: int | None = None) -> list[Measure
     bw = copy_bandwidth(nbytes=(2 << 30) if gpu else (256 << 20))
     recs = [Measurement("storage16-2d", 0, "copy bandwidth", bw / 1e9, "GB/s")]
     for b in ("cpml", "pec"):
-        for sd in (None, "bfloat16", "float16"):
+        for sd in STORAGES:
             r = time_2d(square_scenario(n, b, steps=steps, storage_dtype=sd), steps)
-            cps = n * n / r["s_per_step"]
-            name = f"{b}, {sd or 'float32'}"
-            recs += [Measurement("storage16-2d", n, f"{name}: all cells", cps / 1e9,
-                                 "Gcells/s"),
-                     Measurement("storage16-2d", n, f"{name}: fraction of copy bandwidth",
-                                 cps * r["bytes_per_cell"] / bw, "")]
+            recs += storage_records("storage16-2d", n, b, sd, r, n * n, bw)
     return recs
 
 

@@ -35,7 +35,7 @@ from ..model import (
     Structure,
 )
 from ..records import Measurement
-from .common import copy_bandwidth, on_gpu, time_chunks
+from .common import STORAGES, copy_bandwidth, on_gpu, storage_records, time_chunks
 
 
 def cube_scenario(n: int, *, thickness: int = 10, strategy: str = "combined",
@@ -349,14 +349,9 @@ def storage16(sizes=None, steps: int = 100) -> list[Measurement]:
     recs = [Measurement("storage16", 0, "copy bandwidth", bw / 1e9, "GB/s")]
     for n in sizes:
         for label, kw in (("cube", {}), ("bare", {"thickness": 0, "monitors": False})):
-            for sd in (None, "bfloat16", "float16"):
+            for sd in STORAGES:
                 r = time_scenario(cube_scenario(n, steps=steps, storage_dtype=sd, **kw), steps)
-                cps = n**3 / r["s_per_step"]
-                name = f"{label}, {sd or 'float32'}"
-                recs += [Measurement("storage16", n, f"{name}: all cells", cps / 1e6,
-                                     "Mcells/s"),
-                         Measurement("storage16", n, f"{name}: fraction of copy bandwidth",
-                                     cps * r["bytes_per_cell"] / bw, "")]
+                recs += storage_records("storage16", n, label, sd, r, n**3, bw)
     return recs
 
 
