@@ -29,6 +29,7 @@ from .solver import FDTDSolver
 from .state import FDTDState
 from .update2d import step as step2d
 from .update2d import zeros_psi
+from .update3d import source_patches
 
 
 def _step(carry: FDTDState, consts, x, setup: FDTD2DSetup):
@@ -44,9 +45,15 @@ def _step(carry: FDTDState, consts, x, setup: FDTD2DSetup):
     poles = ((carry.disp, consts["disp"], setup.dispersive.boxes, setup.dt, eps0)
              if setup.dispersive else None)
     st = setup.fields
+    points = None
+    if st.narrow and src_E is not None:  # in the E update: XLA then writes E in place
+        pos = {k: setup.names.index(COMPONENTS[e.comp]) for k, e in enumerate(setup.sources)}
+        points = source_patches({p: [e.index for k, e in enumerate(setup.sources)
+                                     if pos[k] == p] for p in consts["srcE"]},
+                                vals, consts["cE"])
     return step2d(st.load(carry.E, "E"), st.load(carry.H, "H"), carry.psi_E, carry.psi_H,
                   {"E": consts["cE"], "H": consts["cH"]}, consts["pml"], setup.layout,
-                  src_E, src_H, tfsf, consts["cut"], poles, consts["offdiag"], st)
+                  src_E, src_H, tfsf, consts["cut"], poles, consts["offdiag"], st, points)
 
 
 class FDTD2DSolver(FDTDSolver):

@@ -256,7 +256,7 @@ def offdiag_e(E, H, terms):
 
 
 def step(E, H, psi_E, psi_H, coeffs, pml, lay: Layout2D, src_E=None, src_H=None, tfsf=None,
-         cut=None, poles=None, offdiag=None, fields=AS_COMPUTED):
+         cut=None, poles=None, offdiag=None, fields=AS_COMPUTED, points=None):
     """One leapfrog step with sources: (E, H, psi_E, psi_H, aux, disp) at the next step.
 
     src_E / src_H: (sources, values) for :func:`emjax.fdtd.update3d.inject` on the
@@ -270,7 +270,8 @@ def step(E, H, psi_E, psi_H, coeffs, pml, lay: Layout2D, src_E=None, src_H=None,
     (() if none). offdiag: None or the TEz off-diagonal permittivity terms of
     :func:`offdiag_e`, added to E^{n+1} with H^{n+1/2}. fields: the storage of E and H
     (:mod:`emjax.fdtd.fieldstore`): E, H come in loaded and go out stored, H^{n+1/2}
-    stored before the E update reads it.
+    stored before the E update reads it. points: None, or src_E as curl patches of the E
+    update (:func:`emjax.fdtd.update3d.source_patches`), which then replace src_E.
     """
     tfsf = tfsf or []
     H_old = H
@@ -290,15 +291,15 @@ def step(E, H, psi_E, psi_H, coeffs, pml, lay: Layout2D, src_E=None, src_H=None,
             E = offdiag_e(E, H, offdiag)
         for (_, _, terms, _), a in zip(tfsf, aux, strict=True):  # E^{n+1} needs H^{n+1/2}
             E = tfsf_add(E, terms["E"], a["h"])
-        return E if src_E is None else inject(E, *src_E)
+        return E if src_E is None or points is not None else inject(E, *src_E)
 
     if poles is None:
-        E, psi_E = update_E(E, H, coeffs["E"], pml, psi_E, lay)
+        E, psi_E = update_E(E, H, coeffs["E"], pml, psi_E, lay, points)
         E, disp = finish(E), ()
     else:
         disp, c_poles, boxes, dt, eps0 = poles
         E, psi_E, disp = dispersive.step_E(
-            E, disp, c_poles, boxes, None,
+            E, disp, c_poles, boxes, points,
             lambda E_n, extra: update_E(E_n, H, coeffs["E"], pml, psi_E, lay, extra),
             dt, eps0)
         E = finish(E)  # the poles read the final E^{n+1} at the next step

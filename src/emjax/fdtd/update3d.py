@@ -379,7 +379,7 @@ def source_patches(edges, values, coeffs) -> list | None:
     for comp, points in edges.items():
         for k, p in enumerate(points):
             _, b = coefficient(coeffs, comp, tuple(slice(i, i + 1) for i in p))
-            b = jnp.broadcast_to(b, (1, 1, 1))
+            b = jnp.broadcast_to(b, (1,) * len(p))  # 2D: (i, j) and group positions
             inc = values[comp][k]
             out[comp].append((tuple(p), jnp.where(b != 0, inc / jnp.where(b != 0, b, 1), 0)))
     return out
