@@ -227,8 +227,8 @@ def with_storage(setup: FDTDSetup, storage_dtype: str | None) -> FDTDSetup:
     :func:`emjax.fdtd.fieldstore.field_storage`, float16 scaled by the run's drive)."""
     if storage_dtype is None:
         return setup
-    return dataclasses.replace(setup, fields=field_storage(storage_dtype, setup.dtype,
-                                                           peak_drive(setup)))
+    drive = peak_drive(setup) if storage_dtype == "float16" else 0.0  # only float16 scales
+    return dataclasses.replace(setup, fields=field_storage(storage_dtype, setup.dtype, drive))
 
 
 def _conformal(sim, plan: GridPlan, media: list, index: dict):
