@@ -46,7 +46,7 @@ def _step(carry: FDTDState, consts, x, setup: FDTD2DSetup):
              if setup.dispersive else None)
     st = setup.fields
     points = None
-    if st.narrow and src_E is not None:  # in the E update: XLA then writes E in place
+    if src_E is not None:  # in the E update: XLA then writes E in place (BENCHMARKS.md)
         pos = {k: setup.names.index(COMPONENTS[e.comp]) for k, e in enumerate(setup.sources)}
         points = source_patches({p: [e.index for k, e in enumerate(setup.sources)
                                      if pos[k] == p] for p in consts["srcE"]},
