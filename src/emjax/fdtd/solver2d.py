@@ -32,9 +32,10 @@ from .update2d import zeros_psi
 from .update3d import source_patches
 
 
-def _step(carry: FDTDState, consts, x, setup: FDTD2DSetup):
+def _step(carry: FDTDState, consts, x, setup: FDTD2DSetup, edges: dict):
     """(E, H, psi_E, psi_H, aux, disp) one step on: the 2D kernels plus sources and
-    dispersive media."""
+    dispersive media; ``edges``: per E-group position, the (i, j) of its line sources
+    in the order of their samples."""
     # Source columns are keyed by position in their group: 0.. for E, 10.. for H.
     vals = x["src"]
     src_E = (consts["srcE"], vals) if consts["srcE"] else None
@@ -45,12 +46,8 @@ def _step(carry: FDTDState, consts, x, setup: FDTD2DSetup):
     poles = ((carry.disp, consts["disp"], setup.dispersive.boxes, setup.dt, eps0)
              if setup.dispersive else None)
     st = setup.fields
-    points = None
-    if src_E is not None:  # in the E update: XLA then writes E in place (BENCHMARKS.md)
-        pos = {k: setup.names.index(COMPONENTS[e.comp]) for k, e in enumerate(setup.sources)}
-        points = source_patches({p: [e.index for k, e in enumerate(setup.sources)
-                                     if pos[k] == p] for p in consts["srcE"]},
-                                vals, consts["cE"])
+    # in the E update: XLA then writes E in place (BENCHMARKS.md)
+    points = source_patches(edges, vals, consts["cE"]) if src_E is not None else None
     return step2d(st.load(carry.E, "E"), st.load(carry.H, "H"), carry.psi_E, carry.psi_H,
                   {"E": consts["cE"], "H": consts["cH"]}, consts["pml"], setup.layout,
                   src_E, src_H, tfsf, consts["cut"], poles, consts["offdiag"], st, points)
@@ -88,7 +85,9 @@ class FDTD2DSolver(FDTDSolver):
             return F[:, :, None]
 
         self.field_fn = field
-        self.step_fn = lambda carry, consts, x: _step(carry, consts, x, setup)
+        edges = {k: [s.sources[i].index for i in cols] for k, cols in self._src_cols.items()
+                 if k < 10}
+        self.step_fn = lambda carry, consts, x: _step(carry, consts, x, setup, edges)
 
     def constants(self) -> dict:
         """Device arrays that do not change during a run (coefficients, indices)."""
