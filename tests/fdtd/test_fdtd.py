@@ -138,8 +138,11 @@ def _default_fields() -> tuple:
     return tuple(_final_fields(_cube(20)))
 
 
-@pytest.mark.parametrize("variant", [{"cpml_strategy": "per_face"}, {"storage": "arrays"}])
+@pytest.mark.parametrize("variant", [{"cpml_strategy": "per_face"},
+                                     {"cpml_strategy": "combined"}, {"storage": "arrays"}])
 def test_variants_agree_with_default(variant):
+    """The default ("auto": on a CPU z slabs folded, x and y in place) against all folded,
+    none folded and CAS storage: the same fields to float32 rounding."""
     ref = _default_fields()
     alt = _final_fields(_cube(20, **variant))
     scale = max(np.abs(F).max() for F in ref)
@@ -274,10 +277,13 @@ def test_per_face_on_a_grid_no_wider_than_its_slabs():
             monitors=[em.Probe(name="p", positions=[(0, 0, 0)], components=["Ez"])])
         return sim.run(progress=False)["p"].data["Ez"]
 
-    per_face, combined = run("per_face"), run("combined")
-    assert np.all(np.isfinite(per_face)) and np.abs(combined).max() > 0
-    err = np.abs(per_face - combined).max() / np.abs(combined).max()
-    assert err < 1e-5, err
+    combined = run("combined")
+    assert np.abs(combined).max() > 0
+    for strategy in ("per_face", "auto"):
+        other = run(strategy)
+        assert np.all(np.isfinite(other))
+        err = np.abs(other - combined).max() / np.abs(combined).max()
+        assert err < 1e-5, (strategy, err)
 
 
 def test_energy_weights_beyond_float32_are_refused():

@@ -80,7 +80,7 @@ def _fdtd(case: str, sim, cells: int, bytes_per_cell: int, chunk: int | None = N
 
 
 def cpu_fdtd3d(n: int = 128, steps: int = 600, chunk: int | None = None,
-               strategy: str = "combined", dtype: str = "float32") -> list[Measurement]:
+               strategy: str = "auto", dtype: str = "float32") -> list[Measurement]:
     """FDTD3D on the CPU: n^3 cells, 10-cell CPML, a probe and a DFT plane."""
     from .fdtd3d import cube_scenario
 

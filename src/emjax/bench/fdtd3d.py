@@ -38,7 +38,7 @@ from ..records import Measurement
 from .common import STORAGES, copy_bandwidth, on_gpu, storage_records, time_chunks
 
 
-def cube_scenario(n: int, *, thickness: int = 10, strategy: str = "combined",
+def cube_scenario(n: int, *, thickness: int = 10, strategy: str = "auto",
                   storage: str = "indices", sphere: bool = False, monitors: bool = True,
                   steps: int = 100, storage_dtype: str | None = None) -> FDTD3D:
     """Seed 001's cubic domain: n^3 cells, vacuum (or a dielectric sphere), CPML on all

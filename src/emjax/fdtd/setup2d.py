@@ -36,6 +36,7 @@ from .setup import (
     _e_coefficients,
     _energy_weights,
     _h_coefficients,
+    _on_accelerator,
     _tables,
     with_storage,
 )
@@ -205,7 +206,8 @@ def prepare(sim) -> FDTD2DSetup:
     cH, wH, idxH = _tables(media, index, h_names, _h_coefficients, dt, dtype, sim.storage)
     pml, split = _pml(plan, media, index)
     layout = Layout2D(shape=grid.shape[:2], inv_d=tuple(1.0 / d for d in grid.spacing[:2]),
-                      polarization=sim.polarization, slabs=plan.slabs, split=split)
+                      polarization=sim.polarization, slabs=plan.slabs, split=split,
+                      fold=_on_accelerator())
     coeffs = {"E": cE, "H": cH}
     # the poles' boxes on the polarization's E components; energies per unit length
     disp = dispersive_setup.lower(sim, grid, media, index, dt, dtype, grid.cell_area,

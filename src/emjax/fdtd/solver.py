@@ -31,7 +31,7 @@ from . import anisotropic, auxgrid, dispersive
 from . import conformal_implicit as conformal
 from .collect import collect, region_shape
 from .memory import check_fits, check_fits_per_device
-from .setup import FDTDSetup, drive, prepare, waveform_samples
+from .setup import FOLD, FDTDSetup, drive, prepare, waveform_samples
 from .state import FDTDState
 from .tfsf import corrections
 from .transpose3d import update_through
@@ -89,8 +89,12 @@ class FDTDSolver:
             # in place (the CPU's choice, ``setup.tfsf_fold``), a patch off the shards'
             # boundaries made the partitioner gather all of E each step (measured on 4
             # CPU devices); folded, only the box planes at a shard boundary move.
+            # CPML slabs likewise: the CPU's in-place x and y slabs (``setup.cpml_fold``)
+            # are folded in a sharded run unless the scenario names its strategy.
+            fold = (FOLD["combined"] if sim.cpml_strategy == "auto"
+                    else self.setup.layout.fold)
             self.setup = dataclasses.replace(self.setup, layout=dataclasses.replace(
-                self.setup.layout, tfsf_fold=True))
+                self.setup.layout, tfsf_fold=True, fold=fold))
             self.placement = placement(self.setup.grid.shape, devices, shard_axis)
         self.init_state = (self.placement.materialize(self.init_state) if devices is not None
                            else partial(zeros_of, self.init_state))  # no compile per shape
@@ -302,7 +306,7 @@ class FDTDSolver:
             "solver": "FDTD3D", "dt": s.dt, "steps": steps, "cells": list(s.grid.cells),
             "shape": list(s.grid.nodes), "spacing": list(s.grid.spacing),
             "lower": list(s.grid.lower), "dtype": str(s.dtype), "storage": self.sim.storage,
-            "cpml_strategy": self.sim.cpml_strategy, **s.fields.describe(),
+            "cpml_strategy": s.layout.strategy, **s.fields.describe(),
             "wall_time_s": wall, "compile_time_s": compile_s, "cells_per_s": rate,
             **environment(),
         }

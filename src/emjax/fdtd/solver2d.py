@@ -129,7 +129,6 @@ class FDTD2DSolver(FDTDSolver):
     def metadata(self, steps: int, wall: float, compile_s: float, rate: float) -> dict:
         meta = super().metadata(steps, wall, compile_s, rate)
         meta.update(solver="FDTD2D", polarization=self.sim.polarization,
-                    cpml_strategy="combined",
                     pml=[[type(b).__name__ for b in pair] for pair in self.sim.faces])
         return meta
 

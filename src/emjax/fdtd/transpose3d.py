@@ -151,16 +151,18 @@ def _transposed(ct, coeffs, pml, lay: Layout, electric: bool, starts, shapes):
             # Materialise the window terms (slab-sized) so that XLA does not recompute
             # them inside the whole-grid pass, as the forward update does.
             terms = lax.optimization_barrier([w for *_, w in windows[src]])
-            if lay.strategy == "combined":
-                for (ax, lo, _, _), w in zip(windows[src], terms, strict=True):
+            pairs = list(zip(windows[src], terms, strict=True))
+            for (ax, lo, _, _), w in pairs:
+                if lay.fold[ax]:
                     cfg = [(0, 0, 0)] * 3
                     cfg[ax] = (lo, spec.shape[ax] - lo - w.shape[ax], 0)
                     g = g + lax.pad(w, jnp.zeros((), w.dtype), cfg)
-            else:
+            if not all(lay.fold[ax] for (ax, *_), _ in pairs):
                 g = lax.optimization_barrier(g)
-                for (ax, _, at, _), w in zip(windows[src], terms, strict=True):
+            for (ax, lo, at, _), w in pairs:
+                if not lay.fold[ax]:
                     where = [jnp.int32(0)] * 3
-                    where[ax] = at
+                    where[ax] = at if lay.starts_as_data else jnp.int32(lo)
                     cur = lax.dynamic_slice(g, where, w.shape)
                     g = lax.dynamic_update_slice(g, cur + w, where)
         G_bar.append(g)

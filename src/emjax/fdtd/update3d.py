@@ -12,14 +12,18 @@ the CPML recursion of eq. 7.105. Curl differences are built from shifted copies
 (``lax.pad`` with a negative edge), which XLA fuses into the update, so that the
 bulk of a step is one read of each input and one write of each output.
 
-CPML strategies (seed 001): ``combined`` folds each slab's psi term, zero-padded to
-the full axis, into the single fused field expression; ``per_face`` runs the bulk
-update first and then adds each face's correction over its slab, in place (the
-slab's start is data, ``pml[key].start``, so that XLA:GPU keeps the slice read and
-the update on one buffer; with static starts each correction copied the whole
-field). The slab terms
-pass through ``lax.optimization_barrier`` first: without it XLA recomputes psi
-inside the bulk kernel and the step ran 15% slower (BENCHMARKS.md).
+CPML slab terms enter per axis (:attr:`Layout.fold`, from the scenario's strategy,
+seed 001): folded, zero-padded to the full axis, into the single fused field
+expression (``combined`` folds all three axes), or added after the bulk update over
+their slab, in place (``per_face`` none). On a CPU the lowering's default folds z
+only: XLA:CPU ran the fused update 2.5x slower with x or y slab terms padded into it,
+and a z slab's in-place update (12 of every 128 contiguous entries) slowly
+(BENCHMARKS.md). An in-place correction's start is traced data on accelerators
+(``pml[key].start``: XLA:GPU keeps the slice read and the update on one buffer only
+so; with static starts each correction copied the whole field) and a constant on a
+CPU (XLA:CPU's in-place update needs it: 130 -> 290 Mcells/s). The slab terms pass
+through ``lax.optimization_barrier`` first: without it XLA recomputes psi inside the
+bulk kernel and the step ran 15% slower (BENCHMARKS.md).
 
 First-order Mur faces (``fdtd/mur.py``) replace the tangential E on their boundary
 planes at the end of the E update, folded: plane values computed first, written with
@@ -56,7 +60,10 @@ class Layout:
     shape: array shape; inv_d: (1/dx, 1/dy, 1/dz) in 1/m; slabs: CPML slabs;
     pmc_low/pmc_high: per axis, PMC on that face (high implies an extended axis);
     pec_low: per axis, tangential E on the low face forced to zero (PEC or CPML);
-    strategy: "combined" or "per_face"; mur: first-order Mur faces as (axis, side,
+    fold: per axis, CPML slab terms folded into the fused update zero-padded (True) or
+    added after it in place (False); starts_as_data: in-place slab corrections take
+    their start as traced data (accelerators) or as constants (CPU); mur: first-order
+    Mur faces as (axis, side,
     coefficient), side 0 low and 1 high (see :mod:`emjax.fdtd.mur`); pad_z: stored
     entries beyond the upper z wall (``shape`` includes them; E is zero there);
     tfsf_fold: TF/SF patches folded into the fused update zero-padded (True) or added
@@ -73,7 +80,8 @@ class Layout:
     pmc_low: tuple[bool, bool, bool] = (False, False, False)
     pmc_high: tuple[bool, bool, bool] = (False, False, False)
     pec_low: tuple[bool, bool, bool] = (False, False, False)
-    strategy: str = "combined"
+    fold: tuple[bool, bool, bool] = (True, True, True)
+    starts_as_data: bool = True
     mur: tuple[MurFace, ...] = ()
     pad_z: int = 0
     tfsf_fold: bool = False
@@ -82,6 +90,12 @@ class Layout:
     def __post_init__(self):
         if self.pad_z and self.pmc_high[2]:  # the image terms read the last stored entry
             raise ValueError("Layout: pad_z must be 0 with PMC on the upper z face")
+
+    @property
+    def strategy(self) -> str:
+        """The CPML strategy's name: "combined" (all folded), "per_face" (none) or
+        "mixed"."""
+        return "combined" if all(self.fold) else "per_face" if not any(self.fold) else "mixed"
 
     @property
     def nodes(self) -> tuple[int, int, int]:
@@ -303,28 +317,27 @@ def _update_fields(F, G, coeffs, pml, psi, lay: Layout, *, electric: bool, extra
             for start, patch in extra[comp]:
                 curl = curl + _pad_patch(patch.astype(curl.dtype), start, n_shape)
         a, b = coefficient(coeffs, comp)
-        if lay.strategy == "combined":
-            if corrections[comp]:
-                # Materialise the slab terms (slab-sized traffic) so that XLA does not
-                # recompute psi inside the bulk kernel: 30.0 -> 35.5 Gcells/s at 512^3.
-                slabs_, corr = zip(*corrections[comp], strict=True)
-                corr = lax.optimization_barrier(list(corr))
-                for slab, c_ in zip(slabs_, corr, strict=True):
-                    curl = curl + _pad_to_full(c_, slab, n_shape[slab.axis])
-            out = _mask(a * F[comp] + sign * b * curl, comp, lay, electric)
-        else:
-            # The walls' masks go on the bulk and on each slab's correction, so that the
-            # corrections are the last writes: XLA then updates their slabs in place.
-            out = _mask(a * F[comp] + sign * b * curl, comp, lay, electric)
-            if corrections[comp]:  # 14.3 -> 15.9 Gcells/s at 512^3 (BENCHMARKS.md)
-                out = lax.optimization_barrier(out)
+        folded = [sc for sc in corrections[comp] if lay.fold[sc[0].axis]]
+        in_place = [sc for sc in corrections[comp] if not lay.fold[sc[0].axis]]
+        if folded:
+            # Materialise the slab terms (slab-sized traffic) so that XLA does not
+            # recompute psi inside the bulk kernel: 30.0 -> 35.5 Gcells/s at 512^3.
+            slabs_, corr = zip(*folded, strict=True)
+            corr = lax.optimization_barrier(list(corr))
+            for slab, c_ in zip(slabs_, corr, strict=True):
+                curl = curl + _pad_to_full(c_, slab, n_shape[slab.axis])
+        # The walls' masks go on the bulk and on each in-place slab correction, so that
+        # the corrections are the last writes: XLA then updates their slabs in place.
+        out = _mask(a * F[comp] + sign * b * curl, comp, lay, electric)
+        if in_place:
+            out = lax.optimization_barrier(out)  # 14.3 -> 15.9 Gcells/s at 512^3
             terms = []
-            for slab, corr in corrections[comp]:
+            for slab, corr in in_place:
                 start = tuple(s_.start for s_ in slab.slices(n_shape))
                 terms.append((start, _mask(corr, comp, lay, electric, start)))
             # in place: 12.2 -> 25.0 Gcells/s on mri-coil with 5 cells (BENCHMARKS.md)
             out = _add_patches(out, terms, coeffs, comp, sign, runtime=[
-                pml[slab.key].start for slab, _ in corrections[comp]])
+                pml[slab.key].start for slab, _ in in_place] if lay.starts_as_data else None)
         if extra is not None and not lay.tfsf_fold:
             out = _add_patches(out, extra[comp], coeffs, comp, sign)
         if electric and lay.mur:

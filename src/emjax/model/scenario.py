@@ -259,8 +259,10 @@ class FDTD3D(_TimeDomain):
     storage: Literal["indices", "arrays"] = Field(
         "indices", description="Update coefficients as indices into a table (CIS) or arrays (CAS)."
     )
-    cpml_strategy: Literal["combined", "per_face"] = Field(
-        "combined", description="CPML psi folded into the field update, or applied per face."
+    cpml_strategy: Literal["auto", "combined", "per_face"] = Field(
+        "auto", description="CPML psi terms folded into the fused field update "
+        "('combined'), added per face after it ('per_face'), or the backend's fastest "
+        "('auto': combined on accelerators; on a CPU z folded, x and y per face)."
     )
     subpixel: bool = Field(
         False, description="Smooth eps at E samples cut by a dielectric surface instead of "

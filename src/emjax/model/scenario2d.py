@@ -338,8 +338,9 @@ class FDTD2D(_TimeDomain):
 
     @property
     def cpml_strategy(self) -> str:
-        """How PML slab terms enter the update: always folded into it in 2D."""
-        return "combined"
+        """How PML slab terms enter the update: the backend's choice in 2D (folded into
+        the fused update on accelerators, added in place after it on a CPU)."""
+        return "auto"
 
     @property
     def faces(self):
