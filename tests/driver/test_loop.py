@@ -52,20 +52,36 @@ def test_one_trace_per_chunk_length(request, monkeypatch, tmp_path, small, modul
     traces = _count_traces(monkeypatch, module)
     sim = make(50)
     s = cls(sim, chunk=12)
-    plan = chunk_plan(0, 50, 12, 20)
+    plan = chunk_plan(0, 50, 12, 20)  # 10, 10 | 10, 10 | 10 steps
     s.run(progress=False, checkpoint_every=20, checkpoint_path=tmp_path / "c.h5")
-    assert sorted(traces) == sorted(set(plan)), (traces, plan)
-    # the same solver object runs again without tracing anything
+    assert plan == [(10, 10)] * 5 and traces == [10], (traces, plan)
+    # 53 steps (prime) with checkpoints every 20: 12, 8 | 12, 8 | 12, 1 through one program
+    plan = chunk_plan(0, 53, 12, 20)
+    assert {n for n, _ in plan} == {12} and [a for _, a in plan] == [12, 8, 12, 8, 12, 1]
+    s53 = cls(make(53), chunk=12)
+    masked = s53.run(progress=False, checkpoint_every=20, checkpoint_path=tmp_path / "d.h5")
+    assert traces == [10, 12], traces
+    # the same solver objects run again without tracing anything
     s.run(progress=False)
-    assert sorted(traces) == sorted(set(plan)), traces
+    s53.run(progress=False)
+    assert traces == [10, 12], traces
+    # the chunks that stop early give the records of one whole chunk, bit for bit
+    whole = cls(make(53), chunk=53).run(progress=False)
+    rows = []
+    for name in whole.names:
+        for comp, x in whole[name].data.items():
+            assert np.array_equal(x, masked[name].data[comp]), (name, comp)
+            rows.append(np.shape(x)[0] if np.ndim(x) else 0)
+    assert max(rows) >= 53  # a series of every step was compared
 
 
 def test_chunk_plan_ends_on_checkpoints():
     for start, steps, chunk, every in [(0, 100, 16, None), (0, 100, 16, 30), (40, 97, 7, 25),
                                        (0, 5, 100, None)]:
         plan = chunk_plan(start, steps, chunk, every)
-        ends = np.cumsum([start, *plan])[1:]
-        assert ends[-1] == steps and all(x >= 1 for x in plan)
+        ends = np.cumsum([start, *(a for _, a in plan)])[1:]
+        assert ends[-1] == steps and all(1 <= a <= n for n, a in plan)
+        assert len({n for n, _ in plan}) == 1  # one program
         if every:
             for k in range(every, steps, every):
                 if k > start:

@@ -309,8 +309,10 @@ class DGASolver:
         """Whether the driver's (measured) chunk of ``length`` steps is compiled."""
         return (length, True) in self._compiled
 
-    def advance(self, state: dict, step0: int, length: int, measure: bool = False):
-        """(state, outputs, fields finite)[, the guard's peaks with ``measure``]."""
+    def advance(self, state: dict, step0: int, length: int, measure: bool = False,
+                active: int | None = None):
+        """(state, outputs, fields finite)[, the guard's peaks with ``measure``] after
+        the first ``active`` (default all) steps of a chunk of ``length``."""
         key = (length, measure)
         if key not in self._compiled:
             sim = self.sim
@@ -323,9 +325,11 @@ class DGASolver:
             # XLA:CPU runs the gathers 3-4x faster with the index arrays as constants
             consts = self.consts if self._capture else None
             self._compiled[key] = jax.jit(
-                (lambda st, xs, n0, fn=fn: fn(st, consts, xs, n0)) if self._capture else
-                (lambda st, xs, n0, c, fn=fn: fn(st, c, xs, n0)), donate_argnums=(0,))
-        args = (state, self._inputs(step0, length), np.int32(step0))
+                (lambda st, xs, n0, na, fn=fn: fn(st, consts, xs, n0, na)) if self._capture
+                else (lambda st, xs, n0, na, c, fn=fn: fn(st, c, xs, n0, na)),
+                donate_argnums=(0,))
+        args = (state, self._inputs(step0, length), np.int32(step0),
+                np.int32(length if active is None else active))
         return self._compiled[key](*args) if self._capture else \
             self._compiled[key](*args, self.consts)
 
@@ -424,9 +428,11 @@ class DGASolver:
         return out
 
 
-def _chunk(state: DGAState, consts, xs, step0, *, dense: bool, energy: tuple[int, ...],
-           snapshots: tuple[int, ...], spec, length: int, has_cur: bool, has_soft: bool):
-    """``length`` leapfrog steps with monitors; pure, jitted by the caller. ``dense``:
+def _chunk(state: DGAState, consts, xs, step0, active, *, dense: bool,
+           energy: tuple[int, ...], snapshots: tuple[int, ...], spec, length: int,
+           has_cur: bool, has_soft: bool):
+    """The first ``active`` of ``length`` leapfrog steps with monitors; pure, jitted by
+    the caller. ``dense``:
     the per-tetrahedron kernels (else the sparse reference); ``energy``, ``snapshots``:
     the sampling intervals of the energy and snapshot monitors."""
     K = consts["K"]
@@ -456,7 +462,7 @@ def _chunk(state: DGAState, consts, xs, step0, *, dense: bool, energy: tuple[int
 
     buffers = frame_buffers(length, snapshots, [[(3, spec.nt)] * 2 for _ in snapshots],
                             state.u.dtype)
-    state, ys = scan_with_frames(body, state, xs, length, buffers)
+    state, ys = scan_with_frames(body, state, xs, length, buffers, active)
     finite = jnp.isfinite(sum(jnp.sum(jnp.abs(a))
                               for a in jax.tree_util.tree_leaves((state.u, state.f))))
     return state, ys, finite

@@ -34,6 +34,7 @@ from ..errors import InstabilityError, RunInterrupted, SetupError
 from .checkpoint import load_checkpoint, save_checkpoint
 from .compile_cache import stage_report
 from .guard import Guard
+from .monitors import first_steps
 
 
 class Stepper(Protocol):
@@ -58,8 +59,8 @@ class Stepper(Protocol):
     def init_state(self) -> Any: ...
     def empty_record(self) -> Any: ...
     def compiled(self, length: int) -> bool: ...  # the measured chunk of that length
-    def advance(self, state: Any, step0: int, length: int,
-                measure: bool = False) -> tuple[Any, ...]: ...
+    def advance(self, state: Any, step0: int, length: int, measure: bool = False,
+                active: int | None = None) -> tuple[Any, ...]: ...
     def record_pieces(self, ys: Any, step0: int, length: int) -> Any: ...
     def instability(self, state: Any, step0: int, length: int) -> InstabilityError: ...
     def collect(self, state: Any, record: Any, steps: int) -> dict: ...
@@ -98,17 +99,18 @@ def run(solver: Stepper, *, progress: bool = True, checkpoint_every: int | None 
     stop = StopFlag()
     try:
         with stop:
-            for length in chunk_plan(step, total, solver.chunk, checkpoint_every):
+            for length, active in chunk_plan(step, total, solver.chunk, checkpoint_every):
                 t0 = time.perf_counter()
                 new = not solver.compiled(length)
-                state, ys, _, measured = solver.advance(state, step, length, measure=True)
+                state, ys, _, measured = solver.advance(state, step, length, measure=True,
+                                                        active=active)
                 measured = jax.device_get(measured)
-                clock.add(time.perf_counter() - t0, length, compiling=new)
-                ys = jax.device_get(ys)
-                guard.check(state, ys, step, length, measured)
-                pieces.add(solver.record_pieces(ys, step, length))
-                step += length
-                bar.update(length)
+                clock.add(time.perf_counter() - t0, active, compiling=new)
+                ys = first_steps(jax.device_get(ys), active)
+                guard.check(state, ys, step, active, measured)
+                pieces.add(solver.record_pieces(ys, step, active))
+                step += active
+                bar.update(active)
                 if clock.steps:
                     bar.set_postfix_str(f"{work * clock.rate() / 1e6:.0f} {unit}")
                 done = step == total
@@ -206,25 +208,25 @@ def default_chunk(steps: int) -> int:
     return int(min(max(math.ceil(steps / 20), 16), 1000))
 
 
-def chunk_lengths(steps: int, chunk: int) -> list[int]:
-    """Split ``steps`` into chunks of one length where a divisor near ``chunk`` exists,
-    so that a run compiles its chunk once (twice at most)."""
-    chunk = max(1, min(chunk, steps))
-    for c in range(chunk, max(chunk // 2, 1) - 1, -1):
-        if steps % c == 0:
-            return [c] * (steps // c)
-    full, rest = divmod(steps, chunk)
-    return [chunk] * full + ([rest] if rest else [])
-
-
-def chunk_plan(start: int, steps: int, chunk: int, every: int | None) -> list[int]:
-    """Chunk lengths from ``start`` to ``steps`` that end on every checkpoint step."""
+def chunk_plan(start: int, steps: int, chunk: int, every: int | None
+               ) -> list[tuple[int, int]]:
+    """The chunks from ``start`` to ``steps`` as (length, active) pairs: every chunk has
+    one length, so that a run compiles one program, and runs its first ``active`` steps
+    (:func:`emjax.driver.monitors.scan_with_frames`); chunks end on every checkpoint
+    step. The length is a divisor of ``steps`` between ``chunk / 2`` and ``chunk`` where
+    there is one (equal chunks), else ``chunk``, the last chunk then running fewer
+    steps. (Before, a run whose step count had no such divisor compiled a second
+    program for its last chunk.)"""
+    length = max(1, min(chunk, steps))
+    length = next((c for c in range(length, max(length // 2, 1) - 1, -1) if steps % c == 0),
+                  length)
     ends = sorted({*(range(every, steps, every) if every else ()), steps})
     out, at = [], start
     for end in ends:
         if end <= at:
             continue
-        out += chunk_lengths(end - at, chunk)
+        full, rest = divmod(end - at, length)
+        out += [(length, length)] * full + ([(length, rest)] if rest else [])
         at = end
     return out
 

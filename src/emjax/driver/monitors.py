@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+import jax
 import jax.numpy as jnp
 from jax import lax
 
@@ -44,18 +45,52 @@ def sampled(n, interval: int, value: Callable[[], jnp.ndarray], dtype) -> jnp.nd
     return lax.cond((n + 1) % interval == 0, value, lambda: jnp.zeros((), dtype))
 
 
-def scan_with_frames(body: Callable, state, xs, length: int, buffers: list):
+def scan_with_frames(body: Callable, state, xs, length: int, buffers: list, active=None):
     """``lax.scan`` of ``body(state, frames, x) -> (state, frames, ys)`` with the frame
     buffers carried beside the state; returns (state, ys) with the buffers in
-    ``ys[FRAMES]``."""
+    ``ys[FRAMES]``.
+
+    ``active`` (a traced int32 <= ``length``, or None for all): only the first
+    ``active`` steps run and the outputs beyond them are zeros, so that a run's last,
+    shorter chunk goes through the program compiled for the others
+    (:func:`emjax.driver.loop.chunk_plan`) instead of compiling its own."""
 
     def step(carry, x):
         state, frames, ys = body(*carry, x)
         return (state, frames), ys
 
-    (state, frames), ys = lax.scan(step, (state, buffers), xs, length=length)
+    if active is None:
+        (state, frames), ys = lax.scan(step, (state, buffers), xs, length=length)
+    else:
+        (state, frames), ys = _scan_first(step, (state, buffers), xs, length, active)
     ys[FRAMES] = frames
     return state, ys
+
+
+def _scan_first(step: Callable, carry, xs, length: int, active):
+    """:func:`lax.scan` of ``step`` over the first ``active`` entries of ``xs`` (leading
+    axis ``length``), as a while loop of ``active`` trips; outputs (``length``, ...)
+    with zeros beyond ``active``."""
+    x0 = jax.tree.map(lambda a: a[0], xs)
+    shapes = jax.eval_shape(lambda c, x: step(c, x)[1], carry, x0)
+    ys0 = jax.tree.map(lambda s: jnp.zeros((length, *s.shape), s.dtype), shapes)
+
+    def trip(c):
+        i, carry, ys = c
+        x = jax.tree.map(lambda a: lax.dynamic_index_in_dim(a, i, keepdims=False), xs)
+        carry, y = step(carry, x)
+        ys = jax.tree.map(lambda Y, v: lax.dynamic_update_index_in_dim(Y, v, i, 0), ys, y)
+        return i + 1, carry, ys
+
+    _, carry, ys = lax.while_loop(lambda c: c[0] < active, trip, (jnp.int32(0), carry, ys0))
+    return carry, ys
+
+
+def first_steps(ys: dict, active: int) -> dict:
+    """A chunk's host outputs cut to its first ``active`` steps (frame buffers apart:
+    :func:`frames_taken` cuts those)."""
+    cut = jax.tree.map(lambda a: a[:active], {k: v for k, v in ys.items() if k != FRAMES})
+    return {**cut, FRAMES: ys[FRAMES]} if FRAMES in ys else cut
 
 
 def frames_taken(ys: dict, intervals: Sequence[int], step0: int, length: int) -> dict:

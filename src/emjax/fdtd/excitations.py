@@ -114,7 +114,8 @@ class BatchedFDTDSolver(FDTDSolver):
             xs_axes = {"src": 0, "dft": None, "n2f": None, "inc": None, "sheet": 0}
             # the record's leaves stay time-major (excitation second), as the driver joins
             # chunks along their first axis
-            batched = jax.vmap(fn, in_axes=(axes, None, xs_axes, None), out_axes=(axes, 1, 0))
+            batched = jax.vmap(fn, in_axes=(axes, None, xs_axes, None, None),
+                               out_axes=(axes, 1, 0))
             if measure:  # the peaks over every excitation at once
                 batched = measured(batched, self.fields, self.accumulators)
             self._compiled[length, measure] = jax.jit(batched, donate_argnums=(0,))

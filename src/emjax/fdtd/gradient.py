@@ -369,7 +369,8 @@ class FDTDGradient:
         def chunk_of(length, remat=True):
             def chunk(state, xs_step0):
                 xs, step0 = xs_step0
-                state, ys, _ = _chunk(state, consts, xs, step0, setup=s, length=length,
+                # all steps through lax.scan (active None): reverse mode needs its length
+                state, ys, _ = _chunk(state, consts, xs, step0, None, setup=s, length=length,
                                       step=step)
                 return state, ys["probe"]
             return jax.checkpoint(chunk) if remat else chunk

@@ -202,11 +202,13 @@ class FDTDSolver:
     def compiled(self, length: int) -> bool:  # the driver's (measured) chunk
         return (length, True) in self._compiled
 
-    def advance(self, state: dict, step0: int, length: int, measure: bool = False):
-        """(state, outputs, fields finite)[, the guard's peaks with ``measure``]."""
+    def advance(self, state: dict, step0: int, length: int, measure: bool = False,
+                active: int | None = None):
+        """(state, outputs, fields finite)[, the guard's peaks with ``measure``] after
+        the first ``active`` (default all) steps of a chunk of ``length``."""
         fn = self._compile(length, measure)
         return fn(state, self.constants(), self._chunk_inputs(step0, length),
-                  np.int32(step0))
+                  np.int32(step0), np.int32(length if active is None else active))
 
     # -------------------------------------------------------------------- run
     def empty_record(self) -> dict:
@@ -367,8 +369,10 @@ def _step3d(carry: FDTDState, consts, x, setup: FDTDSetup):
     return st.store(E_new, "E"), H_out, psi_E, psi_H, aux, disp, cut
 
 
-def _chunk(state, consts, xs, step0, *, setup: FDTDSetup, length: int, step=None, field=None):
-    """``length`` steps of the leapfrog with monitors; pure, jitted by the caller.
+def _chunk(state, consts, xs, step0, active, *, setup: FDTDSetup, length: int, step=None,
+           field=None):
+    """The first ``active`` of ``length`` steps of the leapfrog with monitors; pure,
+    jitted by the caller.
 
     ``step(carry, consts, x) -> (E, H, psi_E, psi_H, aux[, disp])`` advances the fields and
     ``field(E, H, name)`` returns a component as a 3D array; None selects the 3D
@@ -443,7 +447,7 @@ def _chunk(state, consts, xs, step0, *, setup: FDTDSetup, length: int, step=None
     buffers = frame_buffers(length, [m.interval for m, _ in setup.snapshots],
                             [[region_shape(sl) for _, sl in regions]
                              for _, regions in setup.snapshots], setup.dtype)
-    state, ys = scan_with_frames(body, state, xs, length, buffers)
+    state, ys = scan_with_frames(body, state, xs, length, buffers, active)
     E_end = st.load(state.E, "E")  # float16's own sums overflow at 65504
     finite = jnp.all(jnp.array([jnp.isfinite(jnp.sum(jnp.abs(F))) for F in E_end]))
     return state, ys, finite

@@ -113,7 +113,7 @@ def final_state(sim, devices=None, chunk: int = 100) -> dict[str, np.ndarray]:
     """Final fields, probe series and DFT accumulators of ``sim`` as host arrays."""
     import jax
 
-    from ..driver.loop import chunk_lengths as _chunk_lengths
+    from ..driver.loop import chunk_plan
     from ..fdtd.solver import FDTDSolver
     from ..grid.yee import COMPONENTS
     from ..parallel import gather
@@ -121,15 +121,15 @@ def final_state(sim, devices=None, chunk: int = 100) -> dict[str, np.ndarray]:
     solver = FDTDSolver(sim, chunk=chunk, devices=devices)
     state = solver.init_state()
     step, probes = 0, []
-    for length in _chunk_lengths(solver.setup.steps, chunk):
-        state, ys, finite = solver.advance(state, step, length)
+    for length, active in chunk_plan(0, solver.setup.steps, chunk, None):
+        state, ys, finite = solver.advance(state, step, length, active=active)
+        step += active
         if not bool(finite):
             from ..errors import InstabilityError
 
-            raise InstabilityError(f"{sim.name}: fields not finite by step {step + length}",
-                                   step=step + length, field="?", index=())
-        probes.append([np.asarray(jax.device_get(v)) for v in ys["probe"][0]])
-        step += length
+            raise InstabilityError(f"{sim.name}: fields not finite by step {step}",
+                                   step=step, field="?", index=())
+        probes.append([np.asarray(jax.device_get(v))[:active] for v in ys["probe"][0]])
     out = {name: gather(F) for name, F in zip(COMPONENTS, (*state.E, *state.H),
                                               strict=True)}
     for j, comp in enumerate(sim.monitors[0].components):
