@@ -37,7 +37,7 @@ def main() -> None:
         solver = FDTDSolver(sim, chunk=steps)
         state = solver.init_state()
         txt = solver._compile(steps).lower(
-            state, solver.constants(), solver._chunk_inputs(0, steps), 0).compile().as_text()
+            *solver.chunk_args(state, 0, steps)).compile().as_text()
         kernels = len(re.findall(r"^\s*\S+ = \S+ fusion\(", txt, flags=re.M))
         (out / f"hlo_{name.replace(' ', '_').replace(',', '')}.txt").write_text(txt)
         print(f"{name:28s} {cps / 1e9:7.2f} Gcells/s  {r['s_per_step'] * 1e3:7.3f} ms/step  "

@@ -84,28 +84,24 @@ def use_inplace() -> None:
 
 
 def hlo(sim, path: str) -> None:
-    import numpy as np
 
     from emjax.fdtd.solver import FDTDSolver
 
     solver = FDTDSolver(sim, chunk=2)
     fn = solver._compile(2)
-    text = fn.lower(solver.init_state(), solver.constants(), solver._chunk_inputs(0, 2),
-                    np.int32(0)).compile().as_text()
+    text = fn.lower(*solver.chunk_args(solver.init_state(), 0, 2)).compile().as_text()
     Path(path).write_text(text)
 
 
 def profile(sim) -> None:
     """One 2-step chunk inside cudaProfilerStart/Stop (``ncu --profile-from-start off``)."""
-    import numpy as np
     from kernel_profile import profiled
 
     from emjax.fdtd.solver import FDTDSolver
 
     solver = FDTDSolver(sim, chunk=2)
     fn = solver._compile(2)
-    profiled(fn, lambda: (solver.init_state(), solver.constants(),
-                          solver._chunk_inputs(0, 2), np.int32(0)))
+    profiled(fn, lambda: solver.chunk_args(solver.init_state(), 0, 2))
 
 
 def main() -> None:

@@ -103,8 +103,7 @@ def fdtd_mri(t: int, align=None, steps: int = 2):
     fn = solver._compile(steps)
 
     def make_args():
-        return (solver.init_state(), solver.constants(), solver._chunk_inputs(0, steps),
-                np.int32(0))
+        return solver.chunk_args(solver.init_state(), 0, steps)
 
     dump(f"fdtd-mri-{t}-{sim.cpml_strategy}", fn.lower(*make_args()).compile())
     profiled(fn, make_args)

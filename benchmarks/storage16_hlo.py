@@ -11,8 +11,6 @@ import re
 import sys
 from pathlib import Path
 
-import numpy as np
-
 from emjax.bench.fdtd3d import cube_scenario
 from emjax.fdtd.solver import FDTDSolver
 
@@ -21,8 +19,7 @@ def fusions(n: int, storage_dtype: str | None) -> tuple[str, list[str]]:
     """(optimised HLO text, the lines of fusions whose output is a whole grid array)."""
     solver = FDTDSolver(cube_scenario(n, steps=10, storage_dtype=storage_dtype), chunk=10)
     fn = solver._compile(10)
-    txt = fn.lower(solver.init_state(), solver.constants(), solver._chunk_inputs(0, 10),
-                   np.int32(0)).compile().as_text()
+    txt = fn.lower(*solver.chunk_args(solver.init_state(), 0, 10)).compile().as_text()
     shape = ",".join(map(str, solver.setup.grid.shape))
     pat = re.compile(r"^\s*%(\S+) = (.*?) fusion\(")
     out = []

@@ -300,7 +300,7 @@ def _layout() -> dict:
         sol = FDTDSolver(s, chunk=4, devices=k)
         st, c = sol.init_state(), sol.constants()
         placed = max(parallel.per_device_bytes([st, c]).values())
-        ma = sol._compile(4).lower(st, c, sol._chunk_inputs(0, 4), np.int32(0)) \
+        ma = sol._compile(4).lower(*sol.chunk_args(st, 0, 4)) \
             .compile().memory_analysis()
         xla = (ma.argument_size_in_bytes + ma.output_size_in_bytes - ma.alias_size_in_bytes
                + ma.temp_size_in_bytes)
@@ -402,7 +402,7 @@ def _dispersive() -> dict:
     st, c = ssol.init_state(), ssol.constants()
     out["sphere_P_spec"] = spec(st.disp[0]["P"])
     out["sphere_idx_spec"] = spec(c["disp"][0].idx)
-    hlo = ssol._compile(20).lower(st, c, ssol._chunk_inputs(0, 20), np.int32(0)) \
+    hlo = ssol._compile(20).lower(*ssol.chunk_args(st, 0, 20)) \
         .compile().as_text()
     whole = ",".join(map(str, ssol.setup.grid.shape))
     gathers = re.findall(r"= (\w+\[[\d,]*\])\S* all-gather(?:-start)?\(", hlo)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
 import pytest
 
 from emjax import cli
@@ -38,7 +37,7 @@ def test_estimate_matches_allocation(n):
         sol = FDTDSolver(sim, chunk=4)
     state, consts = sol.init_state(), sol.constants()
     placed = sum(per_device_bytes([state, consts]).values())
-    ma = sol._compile(4).lower(state, consts, sol._chunk_inputs(0, 4), np.int32(0)) \
+    ma = sol._compile(4).lower(*sol.chunk_args(state, 0, 4)) \
         .compile().memory_analysis()
     xla = (ma.argument_size_in_bytes + ma.output_size_in_bytes - ma.alias_size_in_bytes
            + ma.temp_size_in_bytes)

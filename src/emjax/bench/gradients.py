@@ -116,8 +116,7 @@ def grad_fdtd(cells: int | None = None, steps: int | None = None,
     rho = jnp.full(g.design.shape, 0.5, jnp.float32)
     fwd, both = jax.jit(objective), jax.jit(jax.value_and_grad(objective))
     run = jax.jit(partial(_chunk, setup=normal.setup, length=steps))
-    run_args = (normal.init_state(), normal.constants(), normal._chunk_inputs(0, steps),
-                jnp.int32(0))
+    run_args = normal.chunk_args(normal.init_state(), 0, steps)
 
     t_n = _timed(run, *run_args)
     t_f, t_g = _timed(fwd, rho, g.args), _timed(both, rho, g.args)

@@ -29,7 +29,6 @@ import subprocess
 import sys
 
 import jax
-import numpy as np
 import psutil
 
 from ..parallel import child_environment
@@ -171,8 +170,8 @@ def _measure_memory(shape, devices: int, steps: int = 4) -> dict:
     state = solver.init_state()
     consts = solver.constants()
     placed = max(per_device_bytes([state, consts]).values())  # the arrays alone
-    ma = solver._compile(steps).lower(state, consts, solver._chunk_inputs(0, steps),
-                                      np.int32(0)).compile().memory_analysis()
+    ma = solver._compile(steps).lower(*solver.chunk_args(state, 0, steps)) \
+        .compile().memory_analysis()
     xla = (ma.argument_size_in_bytes + ma.output_size_in_bytes - ma.alias_size_in_bytes
            + ma.temp_size_in_bytes)  # per device: XLA's plan of the sharded chunk
     for k in range(2):

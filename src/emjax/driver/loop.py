@@ -34,7 +34,7 @@ from ..errors import InstabilityError, RunInterrupted, SetupError
 from .checkpoint import load_checkpoint, save_checkpoint
 from .compile_cache import stage_report
 from .guard import Guard
-from .monitors import first_steps
+from .monitors import first_steps, tail_in_program
 
 
 class Stepper(Protocol):
@@ -99,7 +99,8 @@ def run(solver: Stepper, *, progress: bool = True, checkpoint_every: int | None 
     stop = StopFlag()
     try:
         with stop:
-            for length, active in chunk_plan(step, total, solver.chunk, checkpoint_every):
+            for length, active in chunk_plan(step, total, solver.chunk, checkpoint_every,
+                                             tail_in_program()):
                 t0 = time.perf_counter()
                 new = not solver.compiled(length)
                 state, ys, _, measured = solver.advance(state, step, length, measure=True,
@@ -208,15 +209,15 @@ def default_chunk(steps: int) -> int:
     return int(min(max(math.ceil(steps / 20), 16), 1000))
 
 
-def chunk_plan(start: int, steps: int, chunk: int, every: int | None
-               ) -> list[tuple[int, int]]:
-    """The chunks from ``start`` to ``steps`` as (length, active) pairs: every chunk has
-    one length, so that a run compiles one program, and runs its first ``active`` steps
+def chunk_plan(start: int, steps: int, chunk: int, every: int | None,
+               one_program: bool = True) -> list[tuple[int, int]]:
+    """The chunks from ``start`` to ``steps`` as (length, active) pairs: each runs the
+    first ``active`` steps of a program of ``length``
     (:func:`emjax.driver.monitors.scan_with_frames`); chunks end on every checkpoint
     step. The length is a divisor of ``steps`` between ``chunk / 2`` and ``chunk`` where
-    there is one (equal chunks), else ``chunk``, the last chunk then running fewer
-    steps. (Before, a run whose step count had no such divisor compiled a second
-    program for its last chunk.)"""
+    there is one (equal chunks), else ``chunk``; with ``one_program`` every chunk has
+    that length, the last ones running fewer steps, so that a run compiles one program
+    (without, a chunk of fewer steps has its own length: a second program)."""
     length = max(1, min(chunk, steps))
     length = next((c for c in range(length, max(length // 2, 1) - 1, -1) if steps % c == 0),
                   length)
@@ -226,7 +227,8 @@ def chunk_plan(start: int, steps: int, chunk: int, every: int | None
         if end <= at:
             continue
         full, rest = divmod(end - at, length)
-        out += [(length, length)] * full + ([(length, rest)] if rest else [])
+        out += [(length, length)] * full + ([(length if one_program else rest, rest)]
+                                            if rest else [])
         at = end
     return out
 

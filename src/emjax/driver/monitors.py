@@ -50,21 +50,32 @@ def scan_with_frames(body: Callable, state, xs, length: int, buffers: list, acti
     buffers carried beside the state; returns (state, ys) with the buffers in
     ``ys[FRAMES]``.
 
-    ``active`` (a traced int32 <= ``length``, or None for all): only the first
-    ``active`` steps run and the outputs beyond them are zeros, so that a run's last,
-    shorter chunk goes through the program compiled for the others
-    (:func:`emjax.driver.loop.chunk_plan`) instead of compiling its own."""
+    ``active`` (a traced int32 <= ``length``, or None for all): where
+    :func:`tail_in_program`, only the first ``active`` steps run and the outputs beyond
+    them are zeros, so that a run's last, shorter chunk goes through the program
+    compiled for the others (:func:`emjax.driver.loop.chunk_plan`) instead of compiling
+    its own; elsewhere all ``length`` steps run."""
 
     def step(carry, x):
         state, frames, ys = body(*carry, x)
         return (state, frames), ys
 
-    if active is None:
+    if active is None or not tail_in_program():
         (state, frames), ys = lax.scan(step, (state, buffers), xs, length=length)
     else:
         (state, frames), ys = _scan_first(step, (state, buffers), xs, length, active)
     ys[FRAMES] = frames
     return state, ys
+
+
+def tail_in_program() -> bool:
+    """Whether a chunk runs a given number of its steps (a while loop of ``active``
+    trips) instead of all of them (``lax.scan``): on a CPU, where the two run at the
+    same speed. On an H100 the while loop waits on its trip test each step: 2D TMz at
+    512^2 took 35.8 us a step against 19.0, 3D at 256^3 578 against 564
+    (``benchmarks/chunk_tail.py``, BENCHMARKS.md), so there a run whose step count has
+    no divisor near the chunk compiles a second program for its last chunk."""
+    return jax.default_backend() == "cpu"
 
 
 def _scan_first(step: Callable, carry, xs, length: int, active):

@@ -46,9 +46,6 @@ def _field3d(E, H, name: str):
     return E[i] if i < 3 else H[i - 3]
 
 
-_field = _field3d
-
-
 class FDTDSolver:
     """A prepared FDTD3D run: initial state, chunk stepper and the full run loop.
 
@@ -89,10 +86,8 @@ class FDTDSolver:
             # in place (the CPU's choice, ``setup.tfsf_fold``), a patch off the shards'
             # boundaries made the partitioner gather all of E each step (measured on 4
             # CPU devices); folded, only the box planes at a shard boundary move.
-            # CPML slabs likewise: the CPU's in-place x and y slabs (``setup.cpml_fold``)
-            # are folded in a sharded run unless the scenario names its strategy.
-            fold = (FOLD["combined"] if sim.cpml_strategy == "auto"
-                    else self.setup.layout.fold)
+            # CPML slabs likewise ("auto": the CPU's in-place x and y slabs folded)
+            fold = FOLD["combined"] if sim.cpml_strategy == "auto" else self.setup.layout.fold
             self.setup = dataclasses.replace(self.setup, layout=dataclasses.replace(
                 self.setup.layout, tfsf_fold=True, fold=fold))
             self.placement = placement(self.setup.grid.shape, devices, shard_axis)
@@ -202,13 +197,16 @@ class FDTDSolver:
     def compiled(self, length: int) -> bool:  # the driver's (measured) chunk
         return (length, True) in self._compiled
 
+    def chunk_args(self, state, step0: int, length: int, active: int | None = None) -> tuple:
+        """The arguments of the compiled chunk of ``length`` from ``step0`` that runs its
+        first ``active`` (default all) steps (:func:`_chunk`)."""
+        return (state, self.constants(), self._chunk_inputs(step0, length), np.int32(step0),
+                np.int32(length if active is None else active))
+
     def advance(self, state: dict, step0: int, length: int, measure: bool = False,
                 active: int | None = None):
-        """(state, outputs, fields finite)[, the guard's peaks with ``measure``] after
-        the first ``active`` (default all) steps of a chunk of ``length``."""
-        fn = self._compile(length, measure)
-        return fn(state, self.constants(), self._chunk_inputs(step0, length),
-                  np.int32(step0), np.int32(length if active is None else active))
+        """(state, outputs, fields finite)[, the guard's peaks with ``measure``]."""
+        return self._compile(length, measure)(*self.chunk_args(state, step0, length, active))
 
     # -------------------------------------------------------------------- run
     def empty_record(self) -> dict:
@@ -470,9 +468,8 @@ def _energy(E, H_old, H_new, w, disp=(), consts=None, setup=None, E_new=None, cu
     there) and the conformal cut faces' term (``cut``: their q^n, E_new: E^{n+1};
     :func:`conformal_implicit.energy_term`): what a passive run never increases."""
     total = sum(jnp.sum(wi * F * F) for wi, F in zip(w["E"], E, strict=True))
-    total = total + sum(
-        jnp.sum(wi * a * b) for wi, a, b in zip(w["H"], H_old, H_new, strict=True)
-    )
+    total = total + sum(jnp.sum(wi * a * b)
+                        for wi, a, b in zip(w["H"], H_old, H_new, strict=True))
     if disp:
         total = total + dispersive.energy(disp, consts["disp"], setup.dispersive.boxes, E)
     if cut:
@@ -490,7 +487,6 @@ def run(sim, *, progress: bool = True, chunk: int | None = None, devices=None,
     :meth:`FDTDSolver.run` (checkpoint_every, checkpoint_path, resume).
     """
     if getattr(sim, "port_excitation", "simultaneous") == "each":
-        from ..errors import SetupError
         from .excitations import BatchedFDTDSolver
 
         if devices is not None:
