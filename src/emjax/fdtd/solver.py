@@ -369,13 +369,10 @@ def _step3d(carry: FDTDState, consts, x, setup: FDTDSetup):
 
 def _chunk(state, consts, xs, step0, active, *, setup: FDTDSetup, length: int, step=None,
            field=None):
-    """The first ``active`` of ``length`` steps of the leapfrog with monitors; pure,
-    jitted by the caller.
-
-    ``step(carry, consts, x) -> (E, H, psi_E, psi_H, aux[, disp])`` advances the fields and
-    ``field(E, H, name)`` returns a component as a 3D array; None selects the 3D
-    kernels (the 2D solver passes its own).
-    """
+    """The first ``active`` of ``length`` leapfrog steps with monitors; pure, jitted by the
+    caller. ``step(carry, consts, x) -> (E, H, psi_E, psi_H, aux[, disp])`` advances the
+    fields, ``field(E, H, name)`` returns a component as a 3D array; None selects the 3D
+    kernels (the 2D solver passes its own)."""
     step = step or partial(_step3d, setup=setup)
     _field, st = field or _field3d, setup.fields
 
