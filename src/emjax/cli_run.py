@@ -259,6 +259,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if not args.distributed:  # a multi-process job joins before JAX's backend starts
+        from .driver.backend import start_in_background
+
+        start_in_background()
     sim, name = _scenario(args)
     targets = RunTargets.of(args, name)
     if not args.dry_run:  # before JAX starts and anything is computed

@@ -114,3 +114,23 @@ def test_float32_run_leaves_x64_off_with_the_same_bits(tmp_path, small_fdtd3d):
     assert fresh.dtype == here.dtype == np.float32
     assert np.array_equal(fresh, here)
     assert np.abs(here).max() > 0
+
+
+def test_compile_time_leaves_out_the_compiling_chunks_steps():
+    """A compiling chunk's time is its compilation plus its steps; the steps are charged
+    at the rate of the chunks that did not compile (the run's stepping time holds them)."""
+    from emjax.driver.loop import _Clock
+
+    clock = _Clock()
+    clock.add(3.0, 10, compiling=True)
+    assert clock.compile_s == 3.0  # nothing to tell the steps' share yet
+    clock.add(0.5, 10, compiling=False)
+    clock.add(0.5, 10, compiling=False)
+    assert clock.rate() == pytest.approx(20.0)
+    assert clock.compile_s == pytest.approx(2.5)
+    clock.add(0.2, 10, compiling=True)  # a second program: both compilations
+    assert clock.compile_s == pytest.approx(3.2 - 20 / 20.0)
+    quick = _Clock()  # a compiling chunk faster than the others' rate: never below zero
+    quick.add(0.1, 10, compiling=True)
+    quick.add(0.5, 10, compiling=False)
+    assert quick.compile_s == 0.0

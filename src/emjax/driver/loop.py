@@ -165,13 +165,15 @@ class _Clock:
 
     def __init__(self):
         self.start = time.perf_counter()
-        self.compile_s = 0.0
+        self.compiling_s = 0.0  # chunks that compiled: their compilation and their steps
+        self.compiled_steps = 0
         self.timed_s = 0.0
         self.steps = 0  # steps of chunks that did not compile
 
     def add(self, seconds: float, length: int, *, compiling: bool) -> None:
         if compiling:  # the first call of a chunk length includes its compilation
-            self.compile_s += seconds
+            self.compiling_s += seconds
+            self.compiled_steps += length
         else:
             self.timed_s += seconds
             self.steps += length
@@ -179,6 +181,14 @@ class _Clock:
     def rate(self) -> float:
         """Steps per second of the chunks that did not compile."""
         return self.steps / self.timed_s
+
+    @property
+    def compile_s(self) -> float:
+        """The compiling chunks' time less their steps at the others' rate (a chunk of
+        1000 steps of mri-coil on an H100 spends 1 s stepping after it compiled); all
+        of it when no chunk ran without compiling."""
+        stepping = self.compiled_steps / self.rate() if self.steps else 0.0
+        return max(self.compiling_s - stepping, 0.0)
 
     def wall(self) -> float:
         return time.perf_counter() - self.start
