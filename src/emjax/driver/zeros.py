@@ -4,10 +4,8 @@
 on a 2-core CPU, and a run's state has a few dozen shapes (fields, psi slabs, DFT and
 near-to-far accumulators, pole currents): about 30 s of the test suite. On a CPU the
 zeros come from NumPy instead (placed without compiling; donated like any array); on
-accelerators the state is made on the device by one compiled program (made eagerly,
-array by array, each shape compiled a broadcast of its own there too: 1.6 s of
-mri-coil's and 2.4 s of car-rcs's set-up on an H100), where a host array would have to
-be copied over.
+accelerators the state is made on the device, where a host array would have to be
+copied over.
 """
 
 from __future__ import annotations
@@ -23,9 +21,8 @@ T = TypeVar("T")
 
 def zeros_of(build: Callable[[], T]) -> T:
     """``build()``, a pytree of zeros: on a CPU from NumPy with its shapes and dtypes
-    (``jax.eval_shape`` traces ``build`` without running it), elsewhere ``build``
-    jitted."""
+    (``jax.eval_shape`` traces ``build`` without running it), elsewhere ``build()``."""
     if jax.default_backend() != "cpu":
-        return jax.jit(build)()
+        return build()
     return jax.tree.map(lambda a: jax.device_put(np.zeros(a.shape, a.dtype)),
                         jax.eval_shape(build))
