@@ -31,7 +31,7 @@ from emjax.fdtd.solver2d import FDTD2DSolver
 REAL = monitors.scan_with_frames
 
 
-def _scan_only(body, state, xs, length, buffers, active=None):
+def _scan_only(body, state, xs, length, buffers, active=None, per_step=None):
     return REAL(body, state, xs, length, buffers, None)
 
 

@@ -60,7 +60,6 @@ def test_one_trace_per_chunk_length(request, monkeypatch, tmp_path, small, modul
     # (on a CPU; accelerators compile one for the short chunks, ``tail_in_program``)
     plan = chunk_plan(0, 53, 12, 20)
     assert {n for n, _ in plan} == {12} and [a for _, a in plan] == [12, 8, 12, 8, 12, 1]
-    assert [n for n, _ in chunk_plan(0, 53, 12, 20, one_program=False)] == [12, 8] * 2 + [12, 1]
     s53 = cls(make(53), chunk=12)
     masked = s53.run(progress=False, checkpoint_every=20, checkpoint_path=tmp_path / "d.h5")
     expected = [10, 12] if tail_in_program() else [10, 12, 8, 1]

@@ -24,7 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..constants import eps0, mu0
-from ..driver import advice, loop
+from ..driver import advice, loop, monitors
 from ..driver.compile_cache import mark
 from ..driver.environment import environment
 from ..driver.guard import measured
@@ -313,25 +313,23 @@ class DGASolver:
                 active: int | None = None):
         """(state, outputs, fields finite)[, the guard's peaks with ``measure``] after
         the first ``active`` (default all) steps of a chunk of ``length``."""
-        key = (length, measure)
-        if key not in self._compiled:
-            sim = self.sim
+        length, sim = loop.program_length(length, active), self.sim
+        if (length, measure) not in self._compiled:
             fn = partial(_chunk, dense=sim.formulation == "dense",
                          energy=tuple(m.interval for m in sim.energy),
                          snapshots=tuple(m.interval for m in sim.snapshots), spec=self.spec,
-                         length=length, has_cur=bool(self._cur), has_soft=bool(self._soft))
-            if measure:
-                fn = measured(fn, self.fields, self.accumulators)
+                         length=length, has_cur=bool(self._cur), has_soft=bool(self._soft),
+                         per_step=monitors.step_shapes(self.empty_record()))
+            fn = measured(fn, self.fields, self.accumulators) if measure else fn
             # XLA:CPU runs the gathers 3-4x faster with the index arrays as constants
             consts = self.consts if self._capture else None
-            self._compiled[key] = jax.jit(
+            self._compiled[length, measure] = jax.jit(
                 (lambda st, xs, n0, na, fn=fn: fn(st, consts, xs, n0, na)) if self._capture
                 else (lambda st, xs, n0, na, c, fn=fn: fn(st, c, xs, n0, na)),
                 donate_argnums=(0,))
         args = (state, self._inputs(step0, length), np.int32(step0),
-                np.int32(length if active is None else active))
-        return self._compiled[key](*args) if self._capture else \
-            self._compiled[key](*args, self.consts)
+                np.int32(length if active is None else active), self.consts)
+        return self._compiled[length, measure](*args[:4 if self._capture else 5])
 
     # ---------------------------------------------------------------- run
     def run(self, *, progress: bool = True, checkpoint_every: int | None = None,
@@ -430,7 +428,7 @@ class DGASolver:
 
 def _chunk(state: DGAState, consts, xs, step0, active, *, dense: bool,
            energy: tuple[int, ...], snapshots: tuple[int, ...], spec, length: int,
-           has_cur: bool, has_soft: bool):
+           has_cur: bool, has_soft: bool, per_step=None):
     """The first ``active`` of ``length`` leapfrog steps with monitors; pure, jitted by
     the caller. ``dense``:
     the per-tetrahedron kernels (else the sparse reference); ``energy``, ``snapshots``:
@@ -462,7 +460,7 @@ def _chunk(state: DGAState, consts, xs, step0, active, *, dense: bool,
 
     buffers = frame_buffers(length, snapshots, [[(3, spec.nt)] * 2 for _ in snapshots],
                             state.u.dtype)
-    state, ys = scan_with_frames(body, state, xs, length, buffers, active)
+    state, ys = scan_with_frames(body, state, xs, length, buffers, active, per_step)
     finite = jnp.isfinite(sum(jnp.sum(jnp.abs(a))
                               for a in jax.tree_util.tree_leaves((state.u, state.f))))
     return state, ys, finite

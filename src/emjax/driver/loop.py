@@ -99,10 +99,9 @@ def run(solver: Stepper, *, progress: bool = True, checkpoint_every: int | None 
     stop = StopFlag()
     try:
         with stop:
-            for length, active in chunk_plan(step, total, solver.chunk, checkpoint_every,
-                                             tail_in_program()):
+            for length, active in chunk_plan(step, total, solver.chunk, checkpoint_every):
                 t0 = time.perf_counter()
-                new = not solver.compiled(length)
+                new = not solver.compiled(program_length(length, active))
                 state, ys, _, measured = solver.advance(state, step, length, measure=True,
                                                         active=active)
                 measured = jax.device_get(measured)
@@ -219,15 +218,23 @@ def default_chunk(steps: int) -> int:
     return int(min(max(math.ceil(steps / 20), 16), 1000))
 
 
-def chunk_plan(start: int, steps: int, chunk: int, every: int | None,
-               one_program: bool = True) -> list[tuple[int, int]]:
+def program_length(length: int, active: int | None) -> int:
+    """The length of the program that runs the first ``active`` steps of a chunk of
+    ``length``: ``length`` where :func:`~emjax.driver.monitors.tail_in_program`, else
+    ``active`` (a program of its own)."""
+    return length if active is None or tail_in_program() else active
+
+
+def chunk_plan(start: int, steps: int, chunk: int, every: int | None
+               ) -> list[tuple[int, int]]:
     """The chunks from ``start`` to ``steps`` as (length, active) pairs: each runs the
     first ``active`` steps of a program of ``length``
     (:func:`emjax.driver.monitors.scan_with_frames`); chunks end on every checkpoint
     step. The length is a divisor of ``steps`` between ``chunk / 2`` and ``chunk`` where
-    there is one (equal chunks), else ``chunk``; with ``one_program`` every chunk has
-    that length, the last ones running fewer steps, so that a run compiles one program
-    (without, a chunk of fewer steps has its own length: a second program)."""
+    there is one (equal chunks), else ``chunk``: every chunk has that length, the last
+    ones running fewer steps, so that a run compiles one program (where the backend
+    runs a program's steps only in full, :func:`program_length` gives those chunks one
+    of their own)."""
     length = max(1, min(chunk, steps))
     length = next((c for c in range(length, max(length // 2, 1) - 1, -1) if steps % c == 0),
                   length)
@@ -237,8 +244,7 @@ def chunk_plan(start: int, steps: int, chunk: int, every: int | None,
         if end <= at:
             continue
         full, rest = divmod(end - at, length)
-        out += [(length, length)] * full + ([(length if one_program else rest, rest)]
-                                            if rest else [])
+        out += [(length, length)] * full + ([(length, rest)] if rest else [])
         at = end
     return out
 

@@ -45,7 +45,8 @@ def sampled(n, interval: int, value: Callable[[], jnp.ndarray], dtype) -> jnp.nd
     return lax.cond((n + 1) % interval == 0, value, lambda: jnp.zeros((), dtype))
 
 
-def scan_with_frames(body: Callable, state, xs, length: int, buffers: list, active=None):
+def scan_with_frames(body: Callable, state, xs, length: int, buffers: list, active=None,
+                     per_step=None):
     """``lax.scan`` of ``body(state, frames, x) -> (state, frames, ys)`` with the frame
     buffers carried beside the state; returns (state, ys) with the buffers in
     ``ys[FRAMES]``.
@@ -54,7 +55,8 @@ def scan_with_frames(body: Callable, state, xs, length: int, buffers: list, acti
     :func:`tail_in_program`, only the first ``active`` steps run and the outputs beyond
     them are zeros, so that a run's last, shorter chunk goes through the program
     compiled for the others (:func:`emjax.driver.loop.chunk_plan`) instead of compiling
-    its own; elsewhere all ``length`` steps run."""
+    its own; elsewhere all ``length`` steps run. ``per_step``: the shapes of one step's
+    outputs (:func:`step_shapes`), else found by tracing ``body`` once more."""
 
     def step(carry, x):
         state, frames, ys = body(*carry, x)
@@ -63,7 +65,8 @@ def scan_with_frames(body: Callable, state, xs, length: int, buffers: list, acti
     if active is None or not tail_in_program():
         (state, frames), ys = lax.scan(step, (state, buffers), xs, length=length)
     else:
-        (state, frames), ys = _scan_first(step, (state, buffers), xs, length, active)
+        (state, frames), ys = _scan_first(step, (state, buffers), xs, length, active,
+                                          per_step)
     ys[FRAMES] = frames
     return state, ys
 
@@ -78,12 +81,21 @@ def tail_in_program() -> bool:
     return jax.default_backend() == "cpu"
 
 
-def _scan_first(step: Callable, carry, xs, length: int, active):
+def step_shapes(record: dict) -> dict:
+    """One step's output shapes from a solver's empty host record (leaves of zero
+    steps; the frame buffers left out): what :func:`scan_with_frames` allocates."""
+    return jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape[1:], a.dtype),
+                        {k: v for k, v in record.items() if k != FRAMES})
+
+
+def _scan_first(step: Callable, carry, xs, length: int, active, shapes=None):
     """:func:`lax.scan` of ``step`` over the first ``active`` entries of ``xs`` (leading
     axis ``length``), as a while loop of ``active`` trips; outputs (``length``, ...)
-    with zeros beyond ``active``."""
-    x0 = jax.tree.map(lambda a: a[0], xs)
-    shapes = jax.eval_shape(lambda c, x: step(c, x)[1], carry, x0)
+    with zeros beyond ``active``. ``shapes``: one step's outputs (tracing ``step``
+    twice for them cost 20% of a chunk's compilation on a CPU)."""
+    if shapes is None:
+        x0 = jax.tree.map(lambda a: a[0], xs)
+        shapes = jax.eval_shape(lambda c, x: step(c, x)[1], carry, x0)
     ys0 = jax.tree.map(lambda s: jnp.zeros((length, *s.shape), s.dtype), shapes)
 
     def trip(c):

@@ -30,6 +30,7 @@ import numpy as np
 from ..driver import loop
 from ..driver.guard import measured
 from ..driver.memory import available_bytes, refuse_if_too_large
+from ..driver.monitors import step_shapes
 from ..errors import SetupError
 from .collect import collect
 from .memory import estimate
@@ -109,7 +110,7 @@ class BatchedFDTDSolver(FDTDSolver):
     def _compile(self, length: int, measure: bool = False):
         if (length, measure) not in self._compiled:
             fn = partial(_chunk, setup=self.setup, length=length, step=self.step_fn,
-                         field=self.field_fn)
+                         field=self.field_fn, per_step=step_shapes(super().empty_record()))
             axes = state_axes()
             xs_axes = {"src": 0, "dft": None, "n2f": None, "inc": None, "sheet": 0}
             # the record's leaves stay time-major (excitation second), as the driver joins

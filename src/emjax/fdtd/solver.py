@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..constants import eps0
-from ..driver import loop
+from ..driver import loop, monitors
 from ..driver.compile_cache import mark
 from ..driver.environment import environment
 from ..driver.guard import first_non_finite, measured
@@ -187,7 +187,7 @@ class FDTDSolver:
     def _compile(self, length: int, measure: bool = False):
         if (length, measure) not in self._compiled:
             fn = partial(_chunk, setup=self.setup, length=length, step=self.step_fn,
-                         field=self.field_fn)
+                         field=self.field_fn, per_step=monitors.step_shapes(self.empty_record()))
             if measure:
                 fn = measured(fn, self.fields, self.accumulators)
             self._compiled[length, measure] = jax.jit(fn, donate_argnums=(0,),
@@ -206,6 +206,7 @@ class FDTDSolver:
     def advance(self, state: dict, step0: int, length: int, measure: bool = False,
                 active: int | None = None):
         """(state, outputs, fields finite)[, the guard's peaks with ``measure``]."""
+        length = loop.program_length(length, active)
         return self._compile(length, measure)(*self.chunk_args(state, step0, length, active))
 
     # -------------------------------------------------------------------- run
@@ -368,7 +369,7 @@ def _step3d(carry: FDTDState, consts, x, setup: FDTDSetup):
 
 
 def _chunk(state, consts, xs, step0, active, *, setup: FDTDSetup, length: int, step=None,
-           field=None):
+           field=None, per_step=None):
     """The first ``active`` of ``length`` leapfrog steps with monitors; pure, jitted by the
     caller. ``step(carry, consts, x) -> (E, H, psi_E, psi_H, aux[, disp])`` advances the
     fields, ``field(E, H, name)`` returns a component as a 3D array; None selects the 3D
@@ -442,7 +443,7 @@ def _chunk(state, consts, xs, step0, active, *, setup: FDTDSetup, length: int, s
     buffers = frame_buffers(length, [m.interval for m, _ in setup.snapshots],
                             [[region_shape(sl) for _, sl in regions]
                              for _, regions in setup.snapshots], setup.dtype)
-    state, ys = scan_with_frames(body, state, xs, length, buffers, active)
+    state, ys = scan_with_frames(body, state, xs, length, buffers, active, per_step)
     E_end = st.load(state.E, "E")  # float16's own sums overflow at 65504
     finite = jnp.all(jnp.array([jnp.isfinite(jnp.sum(jnp.abs(F))) for F in E_end]))
     return state, ys, finite

@@ -39,6 +39,7 @@ from .update3d import (
     _update_fields,
     _window,
     _window_diff,
+    add_at,
     coefficient,
 )
 
@@ -163,7 +164,6 @@ def _transposed(ct, coeffs, pml, lay: Layout, electric: bool, starts, shapes):
                 if not lay.fold[ax]:
                     where = [jnp.int32(0)] * 3
                     where[ax] = at if lay.starts_as_data else jnp.int32(lo)
-                    cur = lax.dynamic_slice(g, where, w.shape)
-                    g = lax.dynamic_update_slice(g, cur + w, where)
+                    g = add_at(g, w, where)
         G_bar.append(g)
     return F_bar, tuple(G_bar), None, None, psi_bar, p_bar

@@ -63,6 +63,7 @@ from .fieldstore import AS_COMPUTED
 from .update3d import (
     _mask_low,
     _slab_diff,
+    add_at,
     coefficient,
     diff_backward,
     diff_forward,
@@ -209,9 +210,8 @@ def _with_slabs(F, curl, a, sb, terms, lay: Layout2D):
         start = [0, 0]
         start[slab.axis] = slab.start
         where = tuple(slice(s0, s0 + n) for s0, n in zip(start, t.shape, strict=True))
-        term = (sb if jnp.ndim(sb) == 0 else sb[where]) * t if times_b else t
-        out = lax.dynamic_update_slice(out, lax.dynamic_slice(out, start, t.shape) + term,
-                                       start)
+        out = add_at(out, (sb if jnp.ndim(sb) == 0 else sb[where]) * t if times_b else t,
+                     start)
     return out
 
 

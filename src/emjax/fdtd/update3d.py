@@ -275,9 +275,14 @@ def _add_patches(out, terms, coeffs, comp: int, sign: float, runtime=None):
             (a for a in range(3) if patch.shape[a] < out.shape[a]), None)
         if thin is not None:
             at = tuple(r if a == thin else jnp.int32(start[a]) for a in range(3))
-        cur = lax.dynamic_slice(out, at, patch.shape)
-        out = lax.dynamic_update_slice(out, cur + sign * b * patch.astype(out.dtype), at)
+        out = add_at(out, sign * b * patch.astype(out.dtype), at)
     return out
+
+
+def add_at(out, patch, at):
+    """``out`` with ``patch`` added over the box that begins at ``at`` (ints or traced
+    int32s), written in place where XLA can (see :func:`_add_patches` on the starts)."""
+    return lax.dynamic_update_slice(out, lax.dynamic_slice(out, at, patch.shape) + patch, at)
 
 
 def _curl(G, comp: int, lay: Layout, electric: bool):

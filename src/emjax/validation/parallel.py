@@ -114,7 +114,6 @@ def final_state(sim, devices=None, chunk: int = 100) -> dict[str, np.ndarray]:
     import jax
 
     from ..driver.loop import chunk_plan
-    from ..driver.monitors import tail_in_program
     from ..fdtd.solver import FDTDSolver
     from ..grid.yee import COMPONENTS
     from ..parallel import gather
@@ -122,7 +121,7 @@ def final_state(sim, devices=None, chunk: int = 100) -> dict[str, np.ndarray]:
     solver = FDTDSolver(sim, chunk=chunk, devices=devices)
     state = solver.init_state()
     step, probes = 0, []
-    for length, active in chunk_plan(0, solver.setup.steps, chunk, None, tail_in_program()):
+    for length, active in chunk_plan(0, solver.setup.steps, chunk, None):
         state, ys, finite = solver.advance(state, step, length, active=active)
         step += active
         if not bool(finite):
