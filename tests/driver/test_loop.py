@@ -133,3 +133,18 @@ def test_compile_time_leaves_out_the_compiling_chunks_steps():
     quick.add(0.1, 10, compiling=True)
     quick.add(0.5, 10, compiling=False)
     assert quick.compile_s == 0.0
+
+
+def test_a_short_chunk_reads_no_input_past_its_steps(small_fdtd3d):
+    """The steps a short chunk does not run take the inputs of its last step (a
+    waveform sampled past the run's end may overflow float32), the others their own."""
+    from emjax.driver.loop import input_steps
+    from emjax.fdtd.solver import FDTDSolver
+
+    assert input_steps(48, 12, 5).tolist() == [48, 49, 50, 51, 52] + [52] * 7
+    assert input_steps(48, 12).tolist() == list(range(48, 60))
+    s = FDTDSolver(small_fdtd3d(53), chunk=12)
+    whole, short = s._chunk_inputs(40, 12), s._chunk_inputs(48, 12, active=5)
+    for c, wv in short["src"].items():
+        np.testing.assert_array_equal(wv[:5], s._chunk_inputs(48, 5)["src"][c])
+        assert (wv[5:] == wv[4]).all() and wv.shape == whole["src"][c].shape

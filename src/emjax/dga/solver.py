@@ -298,9 +298,9 @@ class DGASolver:
                 "Mh": np.moveaxis(Mh, 0, 2).astype(dt)}
 
     # ---------------------------------------------------------------- chunk
-    def _inputs(self, step0: int, length: int) -> dict:
+    def _inputs(self, step0: int, length: int, active: int | None = None) -> dict:
         s = self.setup
-        t = (np.arange(step0, step0 + length, dtype=np.float64) + 0.5) * s.dt
+        t = (loop.input_steps(step0, length, active) + 0.5) * s.dt
         w = np.stack([g(t) * a for g, a in zip(self._waves, self._amp, strict=True)], axis=1) \
             if self._waves else np.zeros((length, 0))
         return {"cur": w[:, self._cur].astype(s.dtype), "soft": w[:, self._soft].astype(s.dtype)}
@@ -327,7 +327,7 @@ class DGASolver:
                 (lambda st, xs, n0, na, fn=fn: fn(st, consts, xs, n0, na)) if self._capture
                 else (lambda st, xs, n0, na, c, fn=fn: fn(st, c, xs, n0, na)),
                 donate_argnums=(0,))
-        args = (state, self._inputs(step0, length), np.int32(step0),
+        args = (state, self._inputs(step0, length, active), np.int32(step0),
                 np.int32(length if active is None else active), self.consts)
         return self._compiled[length, measure](*args[:4 if self._capture else 5])
 

@@ -225,6 +225,16 @@ def program_length(length: int, active: int | None) -> int:
     return length if active is None or tail_in_program() else active
 
 
+def input_steps(step0: int, length: int, active: int | None = None) -> np.ndarray:
+    """The steps whose inputs (source samples, DFT phases) a chunk of ``length`` from
+    ``step0`` takes, as float64: those beyond its first ``active`` repeat the last
+    active one (never used; a waveform evaluated past the run's end may overflow)."""
+    n = np.arange(step0, step0 + length)
+    if active is not None:
+        n = np.minimum(n, step0 + max(active, 1) - 1)
+    return n.astype(np.float64)
+
+
 def chunk_plan(start: int, steps: int, chunk: int, every: int | None
                ) -> list[tuple[int, int]]:
     """The chunks from ``start`` to ``steps`` as (length, active) pairs: each runs the

@@ -96,8 +96,8 @@ class BatchedFDTDSolver(FDTDSolver):
                 lambda a: jnp.zeros((self.group, *a.shape), a.dtype), getattr(one, f.name)))
             for f in dataclasses.fields(FDTDState)})
 
-    def _chunk_inputs(self, step0: int, length: int) -> dict:
-        xs = super()._chunk_inputs(step0, length)
+    def _chunk_inputs(self, step0: int, length: int, active: int | None = None) -> dict:
+        xs = super()._chunk_inputs(step0, length, active)
         mask = self._masks[self.current]
         xs["src"] = {c: (mask[:, None, cols] * wv[None]).astype(wv.dtype)
                      for (c, cols), wv in zip(self._src_cols.items(), xs["src"].values(),

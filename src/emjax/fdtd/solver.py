@@ -159,9 +159,9 @@ class FDTDSolver:
                          cut=cut)
 
     # ------------------------------------------------------------------ chunk
-    def _chunk_inputs(self, step0: int, length: int) -> dict:
+    def _chunk_inputs(self, step0: int, length: int, active: int | None = None) -> dict:
         s = self.setup
-        n = np.arange(step0, step0 + length, dtype=np.float64)
+        n = loop.input_steps(step0, length, active)
         wv = waveform_samples(s.sources, (n + 0.5) * s.dt, s.dtype)
         xs = {"src": {c: wv[:, cols] for c, cols in self._src_cols.items()}, "dft": [],
               "n2f": []}
@@ -200,8 +200,8 @@ class FDTDSolver:
     def chunk_args(self, state, step0: int, length: int, active: int | None = None) -> tuple:
         """The arguments of the compiled chunk of ``length`` from ``step0`` that runs its
         first ``active`` (default all) steps (:func:`_chunk`)."""
-        return (state, self.constants(), self._chunk_inputs(step0, length), np.int32(step0),
-                np.int32(length if active is None else active))
+        return (state, self.constants(), self._chunk_inputs(step0, length, active),
+                np.int32(step0), np.int32(length if active is None else active))
 
     def advance(self, state: dict, step0: int, length: int, measure: bool = False,
                 active: int | None = None):
