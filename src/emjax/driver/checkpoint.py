@@ -40,6 +40,7 @@ import numpy as np
 from ..errors import CheckpointError
 from ..io.atomic import atomic_path
 from .environment import environment
+from .host import to_host
 
 FORMAT = "emjax-checkpoint"
 VERSION = 4
@@ -115,7 +116,7 @@ def write_checkpoint(path: str | Path, *, scenario: str, step: int,
 def save_checkpoint(solver, path: str | Path, step: int, state: dict, record: dict) -> Path:
     """Write a time-domain run's ``state`` and ``record`` after ``step`` steps to ``path``
     atomically."""
-    state_leaves = jax.device_get(jax.tree_util.tree_leaves(state))
+    state_leaves = to_host(jax.tree_util.tree_leaves(state))
     stored_z, pad = _z_padding(solver)
     state_leaves = [a[:, :, :stored_z - pad] if _padded(np.shape(a), stored_z) else a
                     for a in state_leaves]

@@ -37,6 +37,7 @@ import numpy as np
 from ..constants import c0, eps0, mu0
 from ..driver.compile_cache import cache_report, compile_counter, mark
 from ..driver.environment import environment
+from ..driver.host import to_host
 from ..driver.loop import StopFlag, check_every, progress_bar
 from ..driver.memory import refuse_if_too_large
 from ..driver.precision import needs_x64, require_x64
@@ -321,7 +322,7 @@ def scattered_h(prep: Prepared, e) -> np.ndarray:
         h = operator.apply_ah(ops, em)
     if prep.st.magnetic:
         h = h - jnp.asarray((prep.st.mu - mu0) / prep.st.mu, h.dtype) * prep.h_inc
-    return np.asarray(h, dtype=np.complex128)
+    return np.asarray(to_host(h), dtype=np.complex128)
 
 
 # ---------------------------------------------------------------- run
@@ -416,7 +417,7 @@ def _results(sim, prep: Prepared, e, kres, history, start: int, wall: float, *, 
     and the RCS when ``rcs``."""
     from ..results import MonitorData, Results
 
-    e_np = np.asarray(e, dtype=np.complex128)
+    e_np = np.asarray(to_host(e), dtype=np.complex128)
     h_np = scattered_h(prep, e)
     grid = prep.st.grid
     comps = ("Ex", "Ey", "Ez", "Hx", "Hy", "Hz")

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 import jax
 import numpy as np
 
+from ..driver.host import to_host
+
 if TYPE_CHECKING:
     from .setup import FDTDSetup
 
@@ -43,7 +45,7 @@ def collect(s: FDTDSetup, sim, state, record, steps: int) -> dict:
     for k, (m, regions) in enumerate(s.dfts):
         if m.kind == "FluxMonitor":  # a flux monitor's face: paired below
             continue
-        acc = jax.device_get(state.dft[k])
+        acc = to_host(state.dft[k])
         data, coords = {}, {"f": np.asarray(m.frequencies, dtype=np.float64)}
         for comp, sl in regions:
             data[comp] = np.asarray(acc[comp])
@@ -100,7 +102,7 @@ def _flux(s: FDTDSetup, state, m, lo, hi, direction: float, faces):
     from ..results import MonitorData
 
     d = s.grid.spacing
-    dft = {k: {c: np.asarray(v, np.complex128) for c, v in jax.device_get(state.dft[k]).items()}
+    dft = {k: {c: np.asarray(v, np.complex128) for c, v in to_host(state.dft[k]).items()}
            for k, _, _ in faces}
     flux = flux_spectrum(d, dft, lo, hi, direction, faces)
     normal = next((a for a in range(3) if lo[a] == hi[a]), None)
@@ -118,7 +120,7 @@ def _near_to_far(s: FDTDSetup, sim, state, k: int, m, lo, hi):
     from ..results import MonitorData
     from .neartofar import surface
 
-    acc = [np.asarray(a) for a in jax.device_get(state.n2f[k])]
+    acc = [np.asarray(a) for a in to_host(state.n2f[k])]
     pts, nrm, wts, Ef, Hf = surface(lo, hi, s.grid.spacing, s.grid.lower, acc)
     bg = sim.background
     data = {"E": Ef, "H": Hf}
