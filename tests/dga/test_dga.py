@@ -309,11 +309,12 @@ def test_kernels_agree_with_sparse_reference(dtype, steps, lossy, tol):
 
 def test_pallas_kernels_lower_for_cuda(monkeypatch):
     """Without a GPU the kernels run in Pallas' interpreter; lowered for CUDA they must
-    still become Triton kernels: Faraday, the sliced edge sums and one per node bucket."""
+    still become Triton kernels: Faraday, the sliced edge sums and one per group of node
+    tiles."""
     import jax
     import jax.numpy as jnp
 
-    from emjax.dga import pallas
+    from emjax.dga import pallas, tiles
     from emjax.dga import step as kern
     from emjax.dga.arrays import kernel_arrays
     from emjax.dga.layout import make_layout
@@ -330,7 +331,8 @@ def test_pallas_kernels_lower_for_cuda(monkeypatch):
 
     args = (jnp.zeros(ops.nu, jnp.float32), jnp.zeros(lay.spec.f_shape, jnp.float32), K)
     text = jax.jit(step).trace(*args).lower(lowering_platforms=("cuda",)).as_text()
-    assert text.count("custom_call @__gpu$xla.gpu.triton") == 2 + len(ops.buckets)
+    launches = tiles.groups(tiles.tile_widths(lay.spec.buckets), pallas.NODE_SLACK)
+    assert text.count("custom_call @__gpu$xla.gpu.triton") == 2 + len(launches)
 
 
 def test_sliced_edge_sums_match_bucketed(monkeypatch):

@@ -7,11 +7,14 @@ and its edge tables (:mod:`emjax.dga.edges`), :func:`kernel_arrays` builds, scal
 * Faraday: ``hs``, ``he`` (6, nt) the positions in u of each local edge's two half
   edges; ``Ms`` (10, nt) the symmetric ``s_t (M^mu_t)^{-1}`` packed in ``SYM4`` order
   (the +-1 curl ``C_REF`` is applied in the kernel);
-* Ampere: the edge tables (``ebk`` or ``esl``) and, per node bucket, ``gidx`` (nv, w)
+* Ampere: the edge tables (``ebk`` or ``esl``) and, for the XLA kernels, per node
+  bucket (``buckets``), ``gidx`` (nv, w)
   the signed position in G of each half edge's edge sum, ``D`` (nd, nv, w) the cyclic
   diagonals of the symmetric ``(M^eps_v)^{-1}`` (d = 0 .. (w - 1) // 2), ``Dh`` (nv,
   w / 2) for even w the half diagonal, and for lossy buckets ``P`` (nv, w, w) of the
-  Crank-Nicolson update ``u <- P u + Q x`` (Q then in D);
+  Crank-Nicolson update ``u <- P u + Q x`` (Q then in D); for the Pallas kernels the
+  same matrices of all buckets in warp tiles (``nodes``, :func:`node_tiles`,
+  :mod:`emjax.dga.tiles`);
 * ``gpos`` (ne,) each edge's position in G (for current sources).
 
 Also: the energy monitor's mass matrices, packed, in the canonical orders
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import tiles
 from .edges import edge_tables, table_codes
 from .layout import Layout
 from .mass import Bucket, Operators, lossy_factors, restricted_inverse
@@ -56,21 +60,28 @@ def _node_major(x: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(np.moveaxis(x, -1, 0))
 
 
-def node_arrays(b: Bucket, gpos: np.ndarray, ne: int, dt: float, dtype,
-                lossless: bool = False, packed: tuple | None = None) -> dict:
-    """One node bucket's ``gidx``, ``D``, ``Dh`` and ``P`` (see the module docstring);
-    ``packed``: the bucket's entry of :func:`kernel_base` (formed here when None)."""
+def _node_matrices(b: Bucket, gpos: np.ndarray, ne: int, dt: float, lossless: bool,
+                   packed: tuple | None):
+    """A bucket's ``gidx`` (w, nv), its cyclic ``D`` (nd, w, nv) and ``Dh`` (w / 2, nv) or
+    None (the symmetric inverse times dt, or lossy Q), and the lossy ``P`` (w, w, nv) or
+    None."""
     sign = b.sign.astype(np.int64)
     gidx = np.where(b.edge < ne, np.append(gpos, 0)[np.minimum(b.edge, ne)], 0) * sign
     if b.Msig is not None and not lossless:
         Pm, Q = lossy_factors(b, dt)
         Minv = Q * b.sign[None]  # unsigned: the sign travels in gidx
-        Minv = 0.5 * (Minv + np.swapaxes(Minv, 0, 1))
-        D, Dh = _pack_cyclic(Minv)
-    else:
-        Pm = None
-        D, Dh = packed if packed is not None else _packed_inverse(b)
-        D, Dh = D * dt, None if Dh is None else Dh * dt
+        D, Dh = _pack_cyclic(0.5 * (Minv + np.swapaxes(Minv, 0, 1)))
+        return gidx, D, Dh, Pm
+    D, Dh = packed if packed is not None else _packed_inverse(b)
+    return gidx, D * dt, None if Dh is None else Dh * dt, None
+
+
+def node_arrays(b: Bucket, gpos: np.ndarray, ne: int, dt: float, dtype,
+                lossless: bool = False, packed: tuple | None = None) -> dict:
+    """One node bucket's ``gidx``, ``D``, ``Dh`` and ``P`` for the XLA kernels (see the
+    module docstring); ``packed``: the bucket's entry of :func:`kernel_base` (formed here
+    when None)."""
+    gidx, D, Dh, Pm = _node_matrices(b, gpos, ne, dt, lossless, packed)
     B = {"gidx": gidx.T.astype(np.int32),
          "D": np.ascontiguousarray(np.moveaxis(D, 2, 1)).astype(dtype)}  # (nd, nv, w)
     if Dh is not None:
@@ -78,6 +89,24 @@ def node_arrays(b: Bucket, gpos: np.ndarray, ne: int, dt: float, dtype,
     if Pm is not None:
         B["P"] = _node_major(Pm).astype(dtype)
     return B
+
+
+def node_tiles(ops: Operators, lay: Layout, dt: float, dtype, lossless: bool = False,
+               base: dict | None = None) -> dict:
+    """The Pallas node kernel's ``tab``, ``gidx``, ``M`` and ``P`` (lossy), every bucket
+    in warp tiles (:mod:`emjax.dga.tiles`)."""
+    gpos, ne = base["gpos"], ops.cx.num_edges
+    parts = []
+    for b, packed in zip(ops.buckets, base["packed"], strict=True):
+        gidx, D, Dh, Pm = _node_matrices(b, gpos, ne, dt, lossless, packed)
+        part = {"gidx": gidx, "M": tiles.symmetric_entries(D, Dh)}
+        if Pm is not None:
+            part["P"] = tiles.full_entries(Pm)
+        parts.append(part)
+    lossy = any("P" in p for p in parts)
+    out = tiles.pack(parts, lossy, dtype)
+    out["tab"] = tiles.tile_table(lay.spec.buckets, lossy)
+    return out
 
 
 def _packed_inverse(b: Bucket) -> tuple[np.ndarray, np.ndarray | None]:
@@ -113,8 +142,11 @@ def kernel_arrays(ops: Operators, lay: Layout, dt: float, dtype, lossless: bool 
                "Ms": (base["Ms1"] * dt).astype(dtype)}
     K.update(base["tables"])
     gpos, ne = base["gpos"], ops.cx.num_edges
-    K["buckets"] = [node_arrays(b, gpos, ne, dt, dtype, lossless, packed)
-                    for b, packed in zip(ops.buckets, base["packed"], strict=True)]
+    if lay.spec.pallas:
+        K["nodes"] = node_tiles(ops, lay, dt, dtype, lossless, base)
+    else:
+        K["buckets"] = [node_arrays(b, gpos, ne, dt, dtype, lossless, packed)
+                        for b, packed in zip(ops.buckets, base["packed"], strict=True)]
     K["gpos"] = gpos.astype(np.int32)  # for sources: G position of each edge
     return K
 
@@ -202,6 +234,7 @@ __all__ = [
     "kernel_arrays",
     "kernel_base",
     "node_arrays",
+    "node_tiles",
     "pack_sym4",
     "source_columns",
     "sparse_arrays",

@@ -20,7 +20,8 @@ tets each edge sum reads) -> ``kernel_arrays`` (matrices packed, indices in int3
   over the carried u. This was the variant ``tets-node-sym-dam``.
 * ``"pallas"``: the same arithmetic as Pallas (Triton) kernels, one thread per tet,
   edge or node (:mod:`emjax.dga.pallas`); on a GPU, elsewhere only in Pallas' (slow)
-  interpreter. f and the matrices as for ``"xla"``; u in warp tiles
+  interpreter. f and the Faraday matrices as for ``"xla"``; the node matrices of all
+  buckets in warp tiles (:mod:`emjax.dga.tiles`); u in warp tiles
   (:func:`tile_position`: nodes in tiles of ``U_TILE``, slot-major within a tile, so
   the node kernel's thread per node reads and writes each slot of a warp's nodes as one
   128-byte line); the edge sums in one launch over a sliced table
@@ -28,8 +29,9 @@ tets each edge sum reads) -> ``kernel_arrays`` (matrices packed, indices in int3
 
 ``kernels="auto"`` (:func:`auto_kernels`) runs Pallas on a GPU and XLA elsewhere.
 Measured (H100, 2026-11-25, full step, Pallas / XLA): 0.0276 / 0.0442 ms at 0.87M DoFs,
-0.0691 / 0.0825 at 2.7M, 0.386 / 0.566 at 20.2M on the seed's ring mesh; on a gmsh
-cylinder at 2.46M DoFs XLA was 5% faster (14 small node launches; BENCHMARKS.md).
+0.0691 / 0.0825 at 2.7M, 0.386 / 0.566 at 20.2M on the seed's ring mesh; since the
+node tiles of :mod:`emjax.dga.tiles` (2026-11-28) 0.355 / 0.550 there and 0.077 / 0.133
+on a gmsh cylinder at 2.46M DoFs (BENCHMARKS.md).
 Fourteen other layouts (f as rows, u slot-major, full matrices, compact or shared
 indices, one padded edge table, ...) measured slower and were removed from ``src/``;
 their figures are in BENCHMARKS.md and their code in git (``src/emjax/dga/layout.py``

@@ -1,8 +1,8 @@
 """Pallas (Triton) kernels of the DGATD leapfrog: one thread block per run of tets,
 edges or nodes, each element's gathers done once.
 
-The ``kernels="pallas"`` layout (:mod:`emjax.dga.layout`): same arithmetic and results
-(to rounding; on an H100 bitwise equal over 2000 steps) as the XLA kernels of
+The ``kernels="pallas"`` layout (:mod:`emjax.dga.layout`): the same results to rounding
+(the node products sum their terms in another order) as the XLA kernels of
 :mod:`emjax.dga.step`, which remain the reference, on the same f (nt, 4) and packed
 matrices, with u in warp tiles (:func:`emjax.dga.layout.tile_position`) and the edge
 sums from one sliced table (:func:`emjax.dga.edges.edge_slices`). Why they exist: on
@@ -18,15 +18,20 @@ BENCHMARKS.md); these kernels 0.167 and 0.239 ms (2026-11-25). Here:
   once, forms the 4 increments and updates f in place (aliased);
 * :func:`sliced_edge_sums`: one launch, a program per slice of the sliced table looping
   over the slice's own width, two gathers of f per (edge, tet) code;
-* :func:`node_products`: a program per ``block`` nodes of one node bucket gathers each
-  node's w signed edge sums once and updates its w entries of u in place (lossy
-  buckets: ``u <- P u + Q x`` with P full).
+* :func:`node_products`: a program per ``TUNING["nodes"][0]`` node tiles of
+  :mod:`emjax.dga.tiles` (a warp per tile of 32 nodes of one width, a thread per node)
+  gathers each node's w signed edge sums once and updates its w entries of u in place
+  (lossy meshes: ``u <- P u + Q x`` with P full), all widths in one launch.
 
-One launch per node bucket: all buckets in one launch (each program picking its bucket
-under ``pl.when``) ran the Ampere half-step in 1.05 ms instead of 0.28 at 20.2M DoFs
-(H100, 2026-11-23), though faster on a 0.87M-DoF mesh, where launches dominate. A
-launch per bucket of edges (edges bucketed by their tets, as the XLA kernels read
-them) and node-major u measured slower and were removed (BENCHMARKS.md, 2026-11-25).
+A launch per node bucket (until 2026-11-28) filled the GPU on the seed's ring mesh (two
+widths) but not on gmsh meshes (14 widths, 14 launches of 350 to 11,000 nodes): one
+launch over warp tiles of every width, slots past a tile's width masked, took the
+Ampere half-step from 0.131 to 0.055 ms on a 2.46M-DoF gmsh cylinder and from 0.2325
+to 0.2065 ms on the ring mesh at 20.2M DoFs (H100, ``benchmarks/dga_node_tiles.py``).
+Before that, all buckets in one launch with each program picking its bucket under
+``pl.when`` ran Ampere in 1.05 ms instead of 0.28 at 20.2M DoFs (2026-11-23). A launch
+per bucket of edges (edges bucketed by their tets, as the XLA kernels read them) and
+node-major u measured slower and were removed (BENCHMARKS.md, 2026-11-25).
 
 Off the GPU they run in Pallas' interpreter (slow; for tests on small meshes).
 """
@@ -42,17 +47,27 @@ from jax.experimental import pallas as pl
 from jax.experimental.pallas import triton as plt
 
 from .edges import EDGE_SLICE
-from .layout import tile_position
+from .layout import U_TILE
 from .step import _FACE_TERMS, _KM, _KP, _SYM4_ROW
+from .tiles import full_index, groups, sym_index, tile_widths
 
-TUNING = {"faraday": (256, 8), "edges": (256, 8), "nodes": (128, 4)}
+TUNING = {"faraday": (256, 8), "edges": (256, 8), "nodes": (4, 4)}
 """(elements per program, warps per program) of each kernel: one element per thread.
 H100, 20.2M DoFs (``benchmarks/dga_pallas_sweep.py``): Faraday 0.173 ms at (256, 8)
 against 0.297 at (512, 4), whose four elements per thread hold too many registers for
-enough warps in flight; evict-first hints on the streamed loads doubled Ampere. With u in
-warp tiles the node kernel runs best at (128, 4): Ampere 0.228 against 0.246 ms at
-(256, 8) (2026-11-25; (64, 2) 0.225). The sliced edge kernel's programs hold
-``edges.EDGE_SLICE`` edges: only its warp count is taken from here."""
+enough warps in flight; evict-first hints on the streamed loads doubled Ampere. The node
+kernel's entry is (node tiles per program, warps): a warp per tile of ``U_TILE`` nodes.
+The sliced edge kernel's programs hold ``edges.EDGE_SLICE`` edges: only its warp count
+is taken from here."""
+
+NODE_SLACK = 3.0
+""":func:`emjax.dga.tiles.groups`' slack: a node launch may issue this much more than its
+tiles' matrix entries (narrow tiles in a wide launch) before the tiles are split. One
+launch over all tiles was the fastest on every mesh measured (H100, 2026-11-28,
+``benchmarks/dga_node_tiles.py``; Ampere ms, one launch / launches at slack 0.5): gmsh
+cylinder, 2.46M DoFs, widths 7-22 (one launch issues 2.46 times the entries), 0.0554 /
+0.0696; the seed's ring mesh at 20.2M DoFs (1.04 times), 0.2065 / 0.2145. The slack
+bounds the unrolled width of a launch on a mesh with a few nodes of very high degree."""
 
 
 def _interpret() -> bool:
@@ -146,52 +161,60 @@ def sliced_edge_sums(f, esl):
                  esl["codes"], esl["start"], esl["width"])
 
 
-def _node_kernel(G_ref, g_ref, D_ref, *rest, off: int, nv: int, w: int, half: bool,
-                 lossy: bool, block: int):
-    Dh_ref = rest[0] if half else None
-    P_ref = rest[-3] if lossy else None
+def _node_kernel(tab_ref, G_ref, g_ref, M_ref, *rest, W: int, t0: int, ntiles: int,
+                 tiles: int, lossy: bool):
+    """A program per ``tiles`` node tiles (:mod:`emjax.dga.tiles`), a warp per tile, a
+    thread per node; unrolled to width W, slots past the tile's width masked."""
+    P_ref = rest[0] if lossy else None
     u_ref, o_ref = rest[-2], rest[-1]
-    v, m = _rows(block, nv)
-
-    def entry(ref, lead, *slots, other=0.0):
-        """ref[*lead, v, *slots]: every node array is node-major."""
-        return plt.load(ref.at[(*lead, v, *slots)], mask=m, other=other)
-
-    x = []
-    for j in range(w):
-        g = entry(g_ref, (), j, other=0)
-        gv = G_ref[jnp.abs(g)]
+    T = tiles * U_TILE
+    k = jnp.arange(T, dtype=jnp.int32)
+    tile, lane = t0 + pl.program_id(0) * tiles + k // U_TILE, k % U_TILE
+    live = tile < t0 + ntiles
+    tile = jnp.where(live, tile, t0)
+    ubase, nb, w, gbase, mbase, pbase = (plt.load(tab_ref.at[r, tile]) for r in range(6))
+    m = live & (lane < nb)
+    slot = [m & (i < w) for i in range(W)]
+    x, uu, pos = [], [], []
+    for i in range(W):
+        g = plt.load(g_ref.at[gbase + i * U_TILE + lane], mask=slot[i], other=0)
+        gv = G_ref[jnp.abs(g)]  # masked slots gather G[0] = 0
         x.append(jnp.where(g < 0, -gv, gv))
-    pos = [off + tile_position(v, i, w, nv) for i in range(w)]
-    uu = [plt.load(u_ref.at[pos[i]], mask=m, other=0.0) for i in range(w)]
-    for i in range(w):
-        acc = entry(D_ref, (0,), i) * x[i]
-        for d in range(1, D_ref.shape[0]):
-            a, b = (i + d) % w, (i - d) % w
-            acc = acc + entry(D_ref, (d,), i) * x[a] + entry(D_ref, (d,), b) * x[b]
-        if half:
-            acc = acc + entry(Dh_ref, (), i % (w // 2)) * x[(i + w // 2) % w]
+        # a masked lane's position lies past u: Pallas' interpreter stores masked lanes
+        # (their old values) unless out of bounds, and dead lanes would alias live ones
+        pos.append(jnp.where(slot[i], ubase + i * nb + lane, u_ref.shape[0]))
+        uu.append(plt.load(u_ref.at[pos[i]], mask=slot[i], other=0.0))
+    acc = [None] * W
+    for j in range(W):
+        for i in range(j + 1):
+            a = plt.load(M_ref.at[mbase + sym_index(i, j) * U_TILE + lane], mask=slot[j],
+                         other=0.0)
+            acc[i] = a * x[j] if acc[i] is None else acc[i] + a * x[j]
+            if i != j:
+                acc[j] = a * x[i] if acc[j] is None else acc[j] + a * x[i]
+    for i in range(W):
         if lossy:
-            for j in range(w):
-                acc = acc + entry(P_ref, (), i, j) * uu[j]
+            for j in range(W):
+                p = plt.load(P_ref.at[pbase + full_index(i, j) * U_TILE + lane],
+                             mask=slot[max(i, j)], other=0.0)
+                acc[i] = acc[i] + p * uu[j]
         else:
-            acc = acc + uu[i]
-        plt.store(o_ref.at[pos[i]], acc, mask=m)
+            acc[i] = acc[i] + uu[i]
+        plt.store(o_ref.at[pos[i]], acc[i], mask=slot[i])
 
 
-def node_products(u, G, offsets, buckets):
+def node_products(u, G, N: dict, buckets):
     """u with the w entries of every node advanced by ``(M^eps_v)^{-1} x`` (``x = sign
-    G[|gidx|]``), in place, a launch per node bucket; lossy buckets by ``P u + Q x``.
-    ``offsets``: each bucket's start in u; ``buckets``: ``K["buckets"]``, each with
-    ``gidx`` (nv, w), ``D`` (nd, nv, w), ``Dh`` (nv, w / 2) for even w, ``P`` (nv, w, w)
-    when lossy; u in the warp tiles of :func:`emjax.dga.layout.tile_position`."""
-    block, warps = TUNING["nodes"]
-    for off, B in zip(offsets, buckets, strict=True):
-        nv, w = B["gidx"].shape
-        half, lossy = "Dh" in B, "P" in B
-        args = [G, B["gidx"], B["D"]] + [B[k] for k in ("Dh", "P") if k in B] + [u]
-        kern = functools.partial(_node_kernel, off=off, nv=nv, w=w, half=half,
-                                 lossy=lossy, block=block)
-        u = _call(kern, jax.ShapeDtypeStruct(u.shape, u.dtype), -(-nv // block), warps,
+    G[|gidx|]``), in place; lossy meshes by ``P u + Q x``. ``N``: ``K["nodes"]``, the
+    tiles of :mod:`emjax.dga.tiles` (``tab``, ``gidx``, ``M``, ``P`` when lossy);
+    ``buckets``: the layout's static (offset, w, nv) per bucket, u in the warp tiles of
+    :func:`emjax.dga.layout.tile_position`. One launch per :func:`emjax.dga.tiles.groups`
+    entry."""
+    tiles, warps = TUNING["nodes"]
+    lossy = "P" in N
+    for t0, n, W in groups(tile_widths(buckets), NODE_SLACK):
+        args = [N["tab"], G, N["gidx"], N["M"]] + ([N["P"]] if lossy else []) + [u]
+        kern = functools.partial(_node_kernel, W=W, t0=t0, ntiles=n, tiles=tiles, lossy=lossy)
+        u = _call(kern, jax.ShapeDtypeStruct(u.shape, u.dtype), -(-n // tiles), warps,
                   {len(args) - 1: 0}, *args)
     return u

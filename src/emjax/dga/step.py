@@ -135,7 +135,7 @@ def ampere(u, f, K, spec, current=None):
     if current is not None:
         G = G.at[K["src_g"]].add(-current)
     if spec.pallas:
-        return pallas.node_products(u, G, [off for off, _, _ in spec.buckets], K["buckets"])
+        return pallas.node_products(u, G, K["nodes"], spec.buckets)
     out = []
     for (off, w, nv), B in zip(spec.buckets, K["buckets"], strict=True):
         uflat = u[off:off + w * nv]
