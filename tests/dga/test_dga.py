@@ -319,6 +319,8 @@ def test_pallas_kernels_lower_for_cuda(monkeypatch):
     from emjax.dga.arrays import kernel_arrays
     from emjax.dga.layout import make_layout
 
+    if jax.default_backend() == "gpu":  # lowering for "cuda" then asks for a device
+        pytest.skip("on a GPU the compiled kernels run in the tests beside this one")
     monkeypatch.setattr(pallas, "_interpret", lambda: False)
     ops = _tiled_box_ops(sigma=True)
     lay = make_layout(ops, "pallas")
