@@ -72,6 +72,30 @@ def test_non_manifold_refused():
         TetMesh(nodes2, [[0, 1, 2, 3], [0, 1, 4, 5]])
 
 
+def test_topology_checks_without_int64_face_keys():
+    """Meshes of 1.7M+ nodes key faces by their rows (nn^3 overflows an int64 key): the
+    same refusals as the keyed path, and a sound mesh passes."""
+    from emjax.dga import structured
+    from emjax.dga.mesh import _check_topology
+
+    def big(nodes):  # the same mesh, nodes padded past 2^62^(1/3) (unused rows)
+        out = np.zeros((1_700_000, 3))
+        out[:len(nodes)] = nodes
+        return out
+
+    folded = np.vstack([UNIT, [[0.2, 0.2, 0.5]]])
+    with pytest.raises(SetupError, match="folded"):
+        _check_topology(big(folded), np.array([[0, 1, 2, 3], [0, 1, 2, 4]]))
+    three = np.vstack([UNIT, [[0.3, 0.3, -1]], [[0.2, 0.2, 2]]])
+    with pytest.raises(SetupError, match="shared by 3"):
+        _check_topology(big(three), np.array([[0, 1, 2, 3], [0, 1, 2, 4], [0, 1, 2, 5]]))
+    edge = np.vstack([UNIT, [[0, -1, -1], [0.5, -1, -2]]])
+    with pytest.raises(SetupError, match="non-manifold boundary"):
+        _check_topology(big(edge), np.array([[0, 1, 2, 3], [0, 1, 4, 5]]))
+    m = structured.box((0.3, 0.2, 0.25), shape=(3, 2, 2))
+    _check_topology(big(m.nodes), m.tets)
+
+
 def test_unknown_region_tag_refused():
     sim = em.DGATD(mesh=em.BoxMesh(size=(0.3, 0.2, 0.2), edge_length=0.1),
                    regions=[em.Region(tag=7, medium=em.Medium(eps_r=2))], steps=2)
