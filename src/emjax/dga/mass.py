@@ -32,7 +32,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..driver.host import to_host
 from .complex import C_REF, OTHERS, Complex, hexahedra, local_edge_index
 
 
@@ -148,9 +147,7 @@ def _local_operators(cx: Complex, eps_t, mu_t, sigma_t):
     if not _on_device():
         return _local_math(cx, eps_t, mu_t, ratio, np)
     out = _local_on_device(cx.nodes, cx.tets, cx.volumes, cx.orientation, eps_t, mu_t, ratio)
-    # through pinned host memory: np.asarray moved these 1.9 GB (20.2M DoFs) at 1.3-1.6
-    # GB/s (2.6 s of the set-up on an H200's host)
-    return tuple(None if m is None else np.asarray(m, np.float64) for m in to_host(out))
+    return tuple(None if m is None else np.asarray(m, np.float64) for m in out)
 
 
 def choose_buckets(degree: np.ndarray, min_share: float = 0.01,
@@ -246,7 +243,7 @@ def assemble(cx: Complex, eps_t: np.ndarray, mu_t: np.ndarray, sigma_t: np.ndarr
 
 def restricted_inverse(M: np.ndarray, free: np.ndarray) -> np.ndarray:
     """(w, w, nv): inverse of M on the free slots of each node, zero elsewhere."""
-    inv = to_host(_inverse_on_device(M, free)) if _on_device() else _inverse(M, free, np)
+    inv = _inverse_on_device(M, free) if _on_device() else _inverse(M, free, np)
     return np.ascontiguousarray(np.moveaxis(np.asarray(inv, np.float64), 0, 2))
 
 
