@@ -7,7 +7,9 @@
 * ``EMJAX_CACHE_DIR=off`` and ``--no-cache`` switch it off (the folder is not made);
   a folder that cannot be made prints one warning line and the run goes on uncached.
 * The metadata's stage times (FDTD2D, FDTD3D, DGATD) are non-negative and together
-  within the command's wall time; stepping is the loop's wall time less compiling.
+  within the command's wall time; stepping is the loop's wall time less compiling; the
+  set-up's own stages (``setup_stages``: FDTD2D, FDTD3D, DGATD) lie within the set-up
+  time.
 * JAX's settings are the same after a CLI run as before (the cache is the run's only);
   ``emjax.enable_compilation_cache`` switches it on for the process.
 
@@ -72,6 +74,7 @@ def test_second_run_hits_the_persistent_cache(tmp_path, monkeypatch, capsys, sma
         rc, out, err, wall = _run([str(doc), "-o", str(tmp_path / f"r{k}.h5")], capsys)
         assert rc == 0, err
         meta = em.Results.load(tmp_path / f"r{k}.h5").metadata
+        assert {"grid", "rasterization", "coefficient tables"} <= set(meta["setup_stages"])
         verdicts.append(meta["compile_cache"])
         assert f"compilation cache: {meta['compile_cache']}" in out
         # every stage measured, none negative, together within the command's wall time
@@ -105,6 +108,12 @@ def test_cache_off_and_the_stage_times_of_each_solver(tmp_path, monkeypatch, cap
     # the loop's wall time is compiling plus stepping (the set-up came before it)
     assert meta["stepping_time_s"] == pytest.approx(meta["wall_time_s"]
                                                     - meta["compile_time_s"])
+    # the lowering's own stages, each measured, together within the set-up
+    stages = meta["setup_stages"]
+    first = {"small_fdtd3d": "grid", "small_dgatd": "mesh generation"}[factory]
+    assert first in stages and len(stages) >= 5, stages
+    assert all(v >= 0 for v in stages.values())
+    assert sum(stages.values()) <= meta["setup_time_s"] + 1e-3
 
 
 def test_unusable_cache_folder_warns_once_and_runs(tmp_path, monkeypatch, capsys,

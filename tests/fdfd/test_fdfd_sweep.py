@@ -3,8 +3,8 @@
 - A sweep (warm-started) gives each frequency's scattered field of the separate
   single-frequency solve to the solver's tolerance, with the frequency as leading axis.
 - It compiles once: after the first frequency no backend compilation happens.
-- The metadata split set-up, compile and solve times, per frequency and in total; the
-  results round-trip through HDF5 with their frequency axis.
+- The metadata split set-up (and its stages), compile and solve times, per frequency
+  and in total; the results round-trip through HDF5 with their frequency axis.
 - Bad frequency lists (empty, zero, negative, NaN, inf, frequency != frequencies[0])
   are rejected naming the entry; checkpoints are refused for sweeps.
 """
@@ -75,6 +75,11 @@ def test_sweep_metadata_and_hdf5(sweep, tmp_path):
     for p in per:
         assert p["compile_time_s"] + p["solve_time_s"] == pytest.approx(p["wall_time_s"])
     assert m["compile_time_s"] == pytest.approx(sum(p["compile_time_s"] for p in per))
+    stages = m["setup_stages"]  # summed over the frequencies, within their set-up
+    assert set(stages) == {"geometry", "grid and media", "coefficients", "right-hand side",
+                           "preconditioner"}, stages
+    assert all(v >= 0 for v in stages.values())
+    assert sum(stages.values()) <= m["setup_time_s"] + 1e-3
     assert np.shape(m["rcs_H_dBsm"]) == (3, 5)
     from emjax.results import Results
 

@@ -1,6 +1,6 @@
 """The DGATD set-up's stage clock and its disk cache (issue #24, item 1).
 
-:class:`Stages` times the set-up stage by stage (seconds, ``perf_counter``); the run's
+:class:`emjax.driver.stages.Stages` times the set-up stage by stage (seconds); the run's
 metadata carries them as ``setup_stages``.
 
 The cache keeps what :func:`emjax.dga.solver.prepare` builds (the renumbered mesh, the
@@ -40,17 +40,15 @@ checksum would read every byte, the cost the memory map avoids).
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os  # getpid for temporary names, rename
 import shutil
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 
+from ..driver.stages import Stages
 from .complex import Complex
 from .layout import Layout, layout_spec
 from .mass import Bucket, Operators
@@ -64,19 +62,6 @@ _CX = ("nodes", "tets", "orientation", "volumes", "edges", "tet_edges", "edge_bo
 _OPS = ("A", "Mmu", "hs", "he", "pec", "he_pos")
 _BUCKET = ("nodes", "edge", "free", "Minv_s", "Meps", "sign")
 _LAYOUT = ("u_perm", "f_pos", "he_pos", "hs", "he")
-
-
-class Stages(dict):
-    """Seconds per set-up stage, in the order run: ``with stages("renumbering"): ...``
-    (a stage run twice adds up)."""
-
-    @contextlib.contextmanager
-    def __call__(self, name: str) -> Iterator[None]:
-        t0 = time.perf_counter()
-        try:
-            yield
-        finally:
-            self[name] = self.get(name, 0.0) + time.perf_counter() - t0
 
 
 def cache_dir() -> Path | None:
@@ -268,5 +253,5 @@ def _consistent(mesh: TetMesh, cx: Complex, ops: Operators) -> None:
         raise ValueError("cached arrays of inconsistent shapes")
 
 
-__all__ = ["CACHE_VERSION", "Stages", "cache_dir", "cache_key", "energy_key", "kept",
+__all__ = ["CACHE_VERSION", "cache_dir", "cache_key", "energy_key", "kept",
            "kernel_key", "load", "load_tree", "save", "save_tree"]

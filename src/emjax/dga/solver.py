@@ -31,12 +31,12 @@ from ..driver.guard import measured
 from ..driver.memory import refuse_if_too_large
 from ..driver.monitors import frame_buffers, frames_taken, sampled, scan_with_frames, store_frames
 from ..driver.precision import require_x64
+from ..driver.stages import Stages
 from ..errors import InstabilityError, SetupError
 from ..model.scenario import MAX_STEPS
 from . import cache
 from . import step as kern
 from .arrays import energy_arrays, kernel_arrays, kernel_base, source_columns, sparse_arrays
-from .cache import Stages
 from .complex import OTHERS, Complex, build, hexahedra, local_edge_index
 from .layout import Layout, auto_kernels, make_layout
 from .mass import Operators, assemble

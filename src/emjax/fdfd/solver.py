@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import time
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import jax
@@ -41,6 +41,7 @@ from ..driver.host import to_host
 from ..driver.loop import StopFlag, check_every, progress_bar
 from ..driver.memory import refuse_if_too_large
 from ..driver.precision import needs_x64, require_x64
+from ..driver.stages import Stages
 from ..errors import ConvergenceError, EmjaxWarning, RunInterrupted, SetupError
 from . import incident, krylov, operator, precond, setup
 from .checkpoint import load_checkpoint, save_checkpoint
@@ -75,6 +76,7 @@ class Prepared:
     storage: str = "indices"  # as resolved from "auto"
     preconditioner: str = "none"
     krylov: KrylovPlan | None = None
+    stages: dict = field(default_factory=dict)  # s per set-up stage (driver.stages)
 
 
 def prepare(sim, *, storage: str | None = None, precision: str | None = None,
@@ -94,17 +96,21 @@ def prepare(sim, *, storage: str | None = None, precision: str | None = None,
     refuse_if_too_large(sim.name, setup.estimate(sim))  # before rasterising anything
     cdt = np.complex128 if precision == "complex128" else np.complex64
     require_x64(needs_x64(cdt))
-    st = setup.build(sim, geo)
-    if storage == "separable" and pre != "jacobi":  # the dense CAS arrays go unused
-        ce = we = ch = None
-    else:
-        ce, we, ch = setup.coefficient_arrays(st)
-    ssqrt = tuple(tuple(jnp.asarray(np.sqrt(s).astype(cdt)) for s in row)
-                  for row in setup.sprod(st))
+    stages = Stages()
+    with stages("grid and media"):
+        st = setup.build(sim, geo)
+    with stages("coefficients"):
+        if storage == "separable" and pre != "jacobi":  # the dense CAS arrays go unused
+            ce = we = ch = None
+        else:
+            ce, we, ch = setup.coefficient_arrays(st)
+        ssqrt = tuple(tuple(jnp.asarray(np.sqrt(s).astype(cdt)) for s in row)
+                      for row in setup.sprod(st))
+        ops, cas, coeff_bytes, contrast = _coefficients(st, ce, we, ch, storage, pre, cdt)
+    del ce, we, ch
     if storage == "separable":
         sym = True
-    ops, cas, coeff_bytes, contrast = _coefficients(st, ce, we, ch, storage, pre, cdt)
-    del ce, we, ch
+    t_rhs = time.perf_counter()
     ops["ssqrt"] = ssqrt
     if storage == "separable":
         ops.update(operator.wall_lines(ops, st.grid.shape))
@@ -135,6 +141,23 @@ def prepare(sim, *, storage: str | None = None, precision: str | None = None,
     if od is not None:  # the scattered-field source of the off-diagonal eps - eps0 I
         ei = jnp.asarray(e_inc.astype(cdt))
         bj = bj - operator.offdiagonal(ops, ei, 1.0 if storage == "separable" else 1 / mu0)
+    jax.block_until_ready(bj)
+    stages["right-hand side"] = time.perf_counter() - t_rhs
+    with stages("preconditioner"):
+        bj = _preconditioner(ops, st, cas, bj, pre, storage, sym, cdt, precision)
+    ops["symmetrize"] = sym
+    sol = sim.solver
+    return Prepared(sim=sim, st=st, ops=ops, b=bj, b_seed=b, e_inc=e_inc, h_inc=h_inc,
+                    coeff_bytes=int(coeff_bytes), setup_time=time.perf_counter() - t0,
+                    storage=storage, preconditioner=pre, stages=stages,
+                    krylov=KrylovPlan(sol.method, sol.tol, sol.max_iter, sol.progress_every))
+
+
+def _preconditioner(ops: dict, st, cas, bj, pre: str, storage: str, sym: bool, cdt,
+                    precision: str):
+    """The preconditioner's arrays into ``ops`` (Jacobi's scale, fastdiag's factors); the
+    right-hand side, Jacobi-scaled, back."""
+    shape = st.grid.shape
     if pre == "jacobi":
         diag = operator.diagonal(cas, shape, symmetrize=sym)
         if storage == "separable":
@@ -150,12 +173,7 @@ def prepare(sim, *, storage: str | None = None, precision: str | None = None,
         ops["pc"] = precond.fast_diag(shape, st.grid.spacing, -kw_wall, kw_wall,
                                       s_int=st.s_int, s_half=st.s_half,
                                       r=operator._sep_factors(ops, shape)[1])
-    ops["symmetrize"] = sym
-    sol = sim.solver
-    return Prepared(sim=sim, st=st, ops=ops, b=bj, b_seed=b, e_inc=e_inc, h_inc=h_inc,
-                    coeff_bytes=int(coeff_bytes), setup_time=time.perf_counter() - t0,
-                    storage=storage, preconditioner=pre,
-                    krylov=KrylovPlan(sol.method, sol.tol, sol.max_iter, sol.progress_every))
+    return jax.block_until_ready(bj)
 
 
 def _offdiagonal(st, cdt):
@@ -438,6 +456,7 @@ def _results(sim, prep: Prepared, e, kres, history, start: int, wall: float, *, 
         "converged": kres.flag == krylov.CONVERGED,
         "residual_history": history.tolist(), "wall_time_s": wall,
         "setup_time_s": prep.setup_time, "coefficient_bytes": prep.coeff_bytes,
+        "setup_stages": {k: round(v, 4) for k, v in prep.stages.items()},
         "grid_shape": list(grid.shape), "warnings": prep.st.warnings, **environment(),
         **extra,
     }

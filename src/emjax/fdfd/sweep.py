@@ -55,6 +55,8 @@ def run_sweep(sim, *, progress: bool = False, checkpoint_every: int | None = Non
             t_geo = time.perf_counter() - t_geo
             prep = solver.prepare(one, geo=geo)
             prep.setup_time += t_geo  # the first frequency's set-up holds the geometry's
+            if i == 0:
+                prep.stages["geometry"] = t_geo
             x0 = None
             if sim.solver.warm_start and e_prev is not None:
                 x0 = solver.initial_guess(prep, e_prev)
@@ -103,6 +105,7 @@ def _merge(sim, runs: list, wall: float, cache: dict):
         "relative_residual": max(m["relative_residual"] for m in metas),
         "converged": all(m["converged"] for m in metas),
         "residual_history": [m["residual_history"] for m in metas],
+        "setup_stages": _summed([m["setup_stages"] for m in metas]),
         "wall_time_s": wall, "warm_start": sim.solver.warm_start,
         **{k: sum(m[k] for m in metas) for k in ("setup_time_s", "compile_time_s",
                                                   "solve_time_s", "compiles")},
@@ -112,6 +115,15 @@ def _merge(sim, runs: list, wall: float, cache: dict):
         for p in ("E", "H"):
             meta[f"rcs_{p}_dBsm"] = [m[f"rcs_{p}_dBsm"] for m in metas]
     return Results(scenario=sim, monitors={"scattered": md}, metadata=meta)
+
+
+def _summed(stages: list[dict]) -> dict:
+    """Seconds per set-up stage over every frequency."""
+    out: dict = {}
+    for st in stages:
+        for k, v in st.items():
+            out[k] = round(out.get(k, 0.0) + v, 4)
+    return out
 
 
 __all__ = ["run_sweep"]

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..constants import eps0, mu0
+from ..driver.stages import Stages
 from ..errors import SetupError
 from ..grid import subpixel
 from ..grid.rasterize import rasterize
@@ -117,7 +118,8 @@ class FDTDSetup:
     ``sources`` when excited); sheets: the waveguide ports'
     :class:`emjax.fdtd.waveguide.SheetSource`; waveguides: their
     :class:`emjax.fdtd.waveguide.WaveguideMeasure`; fields: the storage of E and H
-    between half-steps (:class:`emjax.fdtd.fieldstore.FieldStorage`).
+    between half-steps (:class:`emjax.fdtd.fieldstore.FieldStorage`); stages: seconds
+    per stage of :func:`prepare` (:class:`emjax.driver.stages.Stages`).
     """
 
     grid: YeeGrid
@@ -144,6 +146,7 @@ class FDTDSetup:
     offdiagonal: object = None
     conformal: object = None  # conformal3d.conformal_faces' (terms, edges, ratios) or None
     fields: FieldStorage = AS_COMPUTED  # how E and H are stored (fdtd/fieldstore)
+    stages: dict = dataclasses.field(default_factory=dict)  # s per set-up stage
 
 
 def _e_coefficients(m, dt: float) -> tuple[float, float, float]:
@@ -205,37 +208,48 @@ def prepare(sim, *, align: int | None = None) -> FDTDSetup:
     align: z alignment of the stored arrays (None: the backend's, :func:`align_z`;
     1: no padding).
     """
-    plan = lower_grid(sim, align_z() if align is None else align)
-    grid, dt, dtype = plan.grid, plan.dt, plan.dtype
-    advise(sim, dt, plan.steps, grid.spacing)  # warnings only: the run goes ahead
-    port_sheets = plan_ports(sim, plan)  # misplaced ports refused before any field array
-    media, index, smoothing = _rasterize(sim, grid)
-    cut = _conformal(sim, plan, media, index)
-    sources, ports = lower_sources(sim, grid, media, index, port_sheets)
-    sheets, guides = waveguide.lower(sim, plan, media, index, waveguide.record_names(sim))
-    cE, wE, idxE = _tables(media, index, COMPONENTS[:3], _e_coefficients, dt, dtype, sim.storage)
-    cH, wH, idxH = _tables(media, index, COMPONENTS[3:], _h_coefficients, dt, dtype, sim.storage)
-    # Scale each source by its edge's cb: E += cb * (-J).
-    cb_table = np.array([_e_coefficients(m, dt)[1] for m in media])
-    sources = [dataclasses.replace(
-        src, scale=src.scale * cb_table[int(index[COMPONENTS[src.comp]][src.index])])
-        for src in sources]
-    disp = dispersive_setup.lower(sim, grid, media, index, dt, dtype, grid.cell_volume)
-    energy_weights = None
-    monitors = _monitors(sim, plan)
-    if monitors["energy"]:
-        energy_weights = {"E": _energy_weights(wE, idxE, grid.cell_volume, dtype),
-                          "H": _energy_weights(wH, idxH, grid.cell_volume, dtype)}
-        if cut is not None:
-            from .conformal3d import energy_weights as conformal_weights
-            energy_weights = conformal_weights(energy_weights, cut, grid.shape)
+    st = Stages()
+    with st("grid"):
+        plan = lower_grid(sim, align_z() if align is None else align)
+        grid, dt, dtype = plan.grid, plan.dt, plan.dtype
+        advise(sim, dt, plan.steps, grid.spacing)  # warnings only: the run goes ahead
+        port_sheets = plan_ports(sim, plan)  # misplaced ports refused before any array
+    with st("rasterization"):
+        media, index, smoothing = _rasterize(sim, grid)
+    with st("conformal faces"):
+        cut = _conformal(sim, plan, media, index)
+    with st("sources and ports"):
+        sources, ports = lower_sources(sim, grid, media, index, port_sheets)
+        sheets, guides = waveguide.lower(sim, plan, media, index, waveguide.record_names(sim))
+    with st("coefficient tables"):
+        cE, wE, idxE = _tables(media, index, COMPONENTS[:3], _e_coefficients, dt, dtype,
+                               sim.storage)
+        cH, wH, idxH = _tables(media, index, COMPONENTS[3:], _h_coefficients, dt, dtype,
+                               sim.storage)
+        # Scale each source by its edge's cb: E += cb * (-J).
+        cb_table = np.array([_e_coefficients(m, dt)[1] for m in media])
+        sources = [dataclasses.replace(
+            src, scale=src.scale * cb_table[int(index[COMPONENTS[src.comp]][src.index])])
+            for src in sources]
+        disp = dispersive_setup.lower(sim, grid, media, index, dt, dtype, grid.cell_volume)
+        pml = pml_coefficients(plan)
+        offdiagonal = _offdiagonal(smoothing, plan, cut)
+    with st("monitors and plane waves"):
+        energy_weights = None
+        monitors = _monitors(sim, plan)
+        if monitors["energy"]:
+            energy_weights = {"E": _energy_weights(wE, idxE, grid.cell_volume, dtype),
+                              "H": _energy_weights(wH, idxH, grid.cell_volume, dtype)}
+            if cut is not None:
+                from .conformal3d import energy_weights as conformal_weights
+                energy_weights = conformal_weights(energy_weights, cut, grid.shape)
+        planewaves = _plane_waves(sim, plan, index, media)
     setup = FDTDSetup(
         grid=grid, layout=layout(plan, sim.cpml_strategy), dtype=dtype, dt=dt,
         steps=plan.steps, coeffs={"E": cE, "H": cH}, energy_weights=energy_weights,
-        pml=pml_coefficients(plan), sources=tuple(sources), plan=plan,
-        planewaves=_plane_waves(sim, plan, index, media), dispersive=disp,
+        pml=pml, sources=tuple(sources), plan=plan, planewaves=planewaves, dispersive=disp,
         ports=tuple(ports), sheets=tuple(sheets), waveguides=tuple(guides),
-        offdiagonal=_offdiagonal(smoothing, plan, cut), conformal=cut, **monitors,
+        offdiagonal=offdiagonal, conformal=cut, stages=st, **monitors,
     )
     return with_storage(setup, getattr(sim, "storage_dtype", None))
 

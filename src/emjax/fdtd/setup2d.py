@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..constants import eps0, mu0
+from ..driver.stages import Stages
 from ..errors import SetupError
 from ..grid import subpixel
 from ..grid.rasterize import rasterize
@@ -176,9 +177,11 @@ def lower_plane(sim) -> PlanePlan:
 def prepare(sim) -> FDTD2DSetup:
     """Build the host-side set-up of an FDTD2D scenario on its :func:`lower_plane`,
     after its advice (warnings: :func:`emjax.fdtd.plan.advise`)."""
+    st = Stages()
     plan = lower_plane(sim)
     grid, dtype, dt = plan.grid, plan.dtype, plan.dt
     advise(sim, dt, plan.steps, grid.spacing[:2])  # warnings only: the run goes ahead
+    st.lap("grid")
     e_names = tuple("E" + "xyz"[c] for c in plan.comps[0])
     h_names = tuple("H" + "xyz"[c] for c in plan.comps[1])
     mat = rasterize(grid, sim.background, sim.structures)
@@ -202,6 +205,7 @@ def prepare(sim) -> FDTD2DSetup:
             fixed[("Ex", "Ey")[pos]][edges] = True
     offdiag = None if K is None else stencils({c: k[:, :, 0] for c, k in K.items()},
                                               grid.spacing[:2], dt, dtype, fixed)
+    st.lap("rasterization")
     cE, wE, idxE = _tables(media, index, e_names, _e_coefficients, dt, dtype, sim.storage)
     cH, wH, idxH = _tables(media, index, h_names, _h_coefficients, dt, dtype, sim.storage)
     pml, split = _pml(plan, media, index)
@@ -212,6 +216,7 @@ def prepare(sim) -> FDTD2DSetup:
     # the poles' boxes on the polarization's E components; energies per unit length
     disp = dispersive_setup.lower(sim, grid, media, index, dt, dtype, grid.cell_area,
                                   comps=plan.comps[0], axes=2)
+    st.lap("coefficient tables")
     monitors = _monitors(sim, plan)
     energy_weights = None
     if monitors["energy"]:  # half of eps dx dy (and mu dx dy) per sample: per unit length
@@ -220,12 +225,13 @@ def prepare(sim) -> FDTD2DSetup:
                           "H": _energy_weights(wH, idxH, area, dtype)}
     waves = tuple((plane_wave_plan(s), _tfsf(i, s, sim, plan, layout, coeffs))
                   for i, s in enumerate(sim.sources) if isinstance(s, PlaneWave))
+    sources = tuple(_line_sources(sim, grid, media, index, dt))
+    st.lap("monitors and sources")
     setup = FDTD2DSetup(
         grid=grid, layout=layout, dtype=dtype, dt=dt, steps=plan.steps, coeffs=coeffs,
         energy_weights=energy_weights, pml=pml,
-        sources=tuple(_line_sources(sim, grid, media, index, dt)), plan=plan,
-        planewaves=waves, dispersive=disp, names=(*e_names, *h_names), cut=cut,
-        offdiag=offdiag, **monitors,
+        sources=sources, plan=plan, planewaves=waves, dispersive=disp,
+        names=(*e_names, *h_names), cut=cut, offdiag=offdiag, stages=st, **monitors,
     )
     return with_storage(setup, sim.storage_dtype)
 

@@ -309,6 +309,7 @@ class FDTDSolver:
             "lower": list(s.grid.lower), "dtype": str(s.dtype), "storage": self.sim.storage,
             "cpml_strategy": s.layout.strategy, **s.fields.describe(),
             "wall_time_s": wall, "compile_time_s": compile_s, "cells_per_s": rate,
+            "setup_stages": {k: round(v, 4) for k, v in s.stages.items()},
             **environment(),
         }
 
