@@ -37,7 +37,7 @@ from emjax.dga.complex import build
 from emjax.dga.edges import EDGE_SLICE
 from emjax.dga.layout import U_TILE, make_layout
 from emjax.dga.mass import assemble
-from emjax.dga.tiles import groups, sym_index, tile_widths
+from emjax.dga.tiles import groups, tile_widths
 
 
 def _fused_kernel(tab_ref, f_ref, codes_ref, start_ref, width_ref, g_ref, M_ref, u_ref,
@@ -65,14 +65,7 @@ def _fused_kernel(tab_ref, f_ref, codes_ref, start_ref, width_ref, g_ref, M_ref,
         x.append(jnp.where(g < 0, -acc, acc))
         pos.append(jnp.where(slot[i], ubase + i * nb + lane, u_ref.shape[0]))
         uu.append(plt.load(u_ref.at[pos[i]], mask=slot[i], other=0.0))
-    acc = [None] * W
-    for j in range(W):
-        for i in range(j + 1):
-            a = plt.load(M_ref.at[mbase + sym_index(i, j) * U_TILE + lane], mask=slot[j],
-                         other=0.0)
-            acc[i] = a * x[j] if acc[i] is None else acc[i] + a * x[j]
-            if i != j:
-                acc[j] = a * x[i] if acc[j] is None else acc[j] + a * x[i]
+    acc = pallas.symmetric_product(M_ref, mbase, lane, slot, x)
     for i in range(W):
         plt.store(o_ref.at[pos[i]], acc[i] + uu[i], mask=slot[i])
 

@@ -184,14 +184,7 @@ def _node_kernel(tab_ref, G_ref, g_ref, M_ref, *rest, W: int, t0: int, ntiles: i
         # (their old values) unless out of bounds, and dead lanes would alias live ones
         pos.append(jnp.where(slot[i], ubase + i * nb + lane, u_ref.shape[0]))
         uu.append(plt.load(u_ref.at[pos[i]], mask=slot[i], other=0.0))
-    acc = [None] * W
-    for j in range(W):
-        for i in range(j + 1):
-            a = plt.load(M_ref.at[mbase + sym_index(i, j) * U_TILE + lane], mask=slot[j],
-                         other=0.0)
-            acc[i] = a * x[j] if acc[i] is None else acc[i] + a * x[j]
-            if i != j:
-                acc[j] = a * x[i] if acc[j] is None else acc[j] + a * x[i]
+    acc = symmetric_product(M_ref, mbase, lane, slot, x)
     for i in range(W):
         if lossy:
             for j in range(W):
@@ -201,6 +194,21 @@ def _node_kernel(tab_ref, G_ref, g_ref, M_ref, *rest, W: int, t0: int, ntiles: i
         else:
             acc[i] = acc[i] + uu[i]
         plt.store(o_ref.at[pos[i]], acc[i], mask=slot[i])
+
+
+def symmetric_product(M_ref, mbase, lane, slot: list, x: list) -> list:
+    """Per thread, the symmetric matrix of its node (entries at ``mbase + sym_index(i, j)
+    U_TILE + lane``, slots where ``slot`` is False masked) times x (W values)."""
+    W = len(x)
+    acc = [None] * W
+    for j in range(W):
+        for i in range(j + 1):
+            a = plt.load(M_ref.at[mbase + sym_index(i, j) * U_TILE + lane], mask=slot[j],
+                         other=0.0)
+            acc[i] = a * x[j] if acc[i] is None else acc[i] + a * x[j]
+            if i != j:
+                acc[j] = a * x[i] if acc[j] is None else acc[j] + a * x[i]
+    return acc
 
 
 def node_products(u, G, N: dict, buckets):
