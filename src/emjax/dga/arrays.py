@@ -91,10 +91,10 @@ def node_arrays(b: Bucket, gpos: np.ndarray, ne: int, dt: float, dtype,
     return B
 
 
-def node_tiles(ops: Operators, lay: Layout, dt: float, dtype, lossless: bool = False,
-               base: dict | None = None) -> dict:
+def node_tiles(ops: Operators, lay: Layout, dt: float, dtype, lossless: bool,
+               base: dict) -> dict:
     """The Pallas node kernel's ``tab``, ``gidx``, ``M`` and ``P`` (lossy), every bucket
-    in warp tiles (:mod:`emjax.dga.tiles`)."""
+    in warp tiles (:mod:`emjax.dga.tiles`); ``base``: :func:`kernel_base`."""
     gpos, ne = base["gpos"], ops.cx.num_edges
     parts = []
     for b, packed in zip(ops.buckets, base["packed"], strict=True):

@@ -36,9 +36,5 @@ class Stages(dict):
         finally:
             self[name] = self.get(name, 0.0) + time.perf_counter() - t0
 
-    def rounded(self, digits: int = 4) -> dict[str, float]:
-        """A plain dict of the stages in seconds, rounded (for metadata)."""
-        return {k: round(v, digits) for k, v in self.items()}
-
 
 __all__ = ["Stages"]
