@@ -212,6 +212,36 @@ def test_power_iteration_matches_dense_spectrum():
     assert s.dt == pytest.approx(0.9 * 2 / math.sqrt(s.rho), rel=1e-12)
 
 
+def test_every_kernel_choice_gets_the_same_time_step(monkeypatch):
+    """The power iteration runs on the XLA kernels whatever the run's kernels are, so a
+    Pallas run and an XLA run of one scenario step with the same dt, bit for bit; and
+    the host Rayleigh quotient equals the energy monitor's form of it."""
+    from emjax.dga import cache
+    from emjax.dga import step as kern
+    from emjax.dga.arrays import energy_arrays
+    from emjax.dga.layout import make_layout
+    from emjax.dga.solver import prepare
+    from emjax.dga.stability import _power_iteration, rayleigh_quotient
+
+    monkeypatch.setattr(cache, "cache_dir", lambda: None)
+    sim = em.DGATD(mesh=em.BoxMesh(size=(0.3, 0.2, 0.25), edge_length=0.08), steps=1,
+                   dtype="float32")
+    x, p = (prepare(sim.model_copy(update={"kernels": k})) for k in ("xla", "pallas"))
+    assert x.layout.spec.kernels == "xla" and p.layout.spec.kernels == "pallas"
+    assert x.rho == p.rho and x.dt == p.dt
+    lay = make_layout(x.ops, "xla")
+    from emjax.dga.arrays import kernel_arrays
+
+    K1 = kernel_arrays(x.ops, lay, 1.0, np.float64, lossless=True)
+    v0 = np.random.default_rng(3).standard_normal(x.ops.nu) * lay.free(x.ops)
+    v, f = _power_iteration(v0, K1, lay.spec, 5)
+    E = energy_arrays(x.ops, np.float64)
+    zero = lay.spec.f_zeros(np.float64)
+    ref = float(kern.energy(v * 0, f, f, E, lay.spec) / kern.energy(v, zero, zero, E, lay.spec))
+    got = rayleigh_quotient(x.ops, lay.u_canonical(np.asarray(v)), lay.f_canonical(np.asarray(f)))
+    assert got == pytest.approx(ref, rel=1e-12)
+
+
 def _small_sim(formulation="dense", steps=30, **kw):
     return em.DGATD(
         name="small", mesh=em.CylinderMesh(radius=0.3, height=0.2, edge_length=0.1),

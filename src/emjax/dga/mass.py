@@ -88,10 +88,49 @@ def hex_matrices(cx: Complex, eps_t, mu_t, xp=np):
     ``xp`` as in :func:`emjax.dga.complex.hexahedra`."""
     a, at = hexahedra(cx, xp=xp)
     q = xp.asarray(cx.volumes)[:, None, None, None] / 4.0
-    Ge = inv3(xp.einsum("tixm,tixn->timn", a, a), xp)
-    Gm = inv3(xp.einsum("tixm,tixn->timn", at, at), xp)
+    Ge = inv3(_gram(a, xp), xp)
+    Gm = inv3(_gram(at, xp), xp)
     return (xp.asarray(eps_t)[:, None, None, None] * q * Ge,
             xp.asarray(mu_t)[:, None, None, None] * q * Gm)
+
+
+def _gram(a, xp):
+    """(..., 3, 3) Gram matrices a^T a of a stack (..., 3, 3). In JAX a product and a
+    sum, which XLA fuses into one loop: as a batched dot it became a cuBLAS call whose
+    autotuning and compilation made the local matrices' program compile for 3.8 s on a
+    2.46M-DoF mesh against 1.6 s (H200, 2026-11-28, with :func:`inv4`)."""
+    if xp is np:
+        return np.einsum("tixm,tixn->timn", a, a)
+    return (a[..., :, :, None] * a[..., :, None, :]).sum(-3)
+
+
+def inv4(M, xp=jnp):
+    """Inverse of a stack (..., 4, 4) from its 2 x 2 minors (the adjugate over the
+    determinant), elementwise: the device path's replacement of a batched LU solve."""
+    m = [[M[..., i, j] for j in range(4)] for i in range(4)]
+    s = [m[0][a] * m[1][b] - m[1][a] * m[0][b] for a, b in _PAIRS]  # rows 0, 1
+    c = [m[2][a] * m[3][b] - m[3][a] * m[2][b] for a, b in _PAIRS]  # rows 2, 3
+    det = s[0] * c[5] - s[1] * c[4] + s[2] * c[3] + s[3] * c[2] - s[4] * c[1] + s[5] * c[0]
+    adj = [[m[1][1] * c[5] - m[1][2] * c[4] + m[1][3] * c[3],
+            -m[0][1] * c[5] + m[0][2] * c[4] - m[0][3] * c[3],
+            m[3][1] * s[5] - m[3][2] * s[4] + m[3][3] * s[3],
+            -m[2][1] * s[5] + m[2][2] * s[4] - m[2][3] * s[3]],
+           [-m[1][0] * c[5] + m[1][2] * c[2] - m[1][3] * c[1],
+            m[0][0] * c[5] - m[0][2] * c[2] + m[0][3] * c[1],
+            -m[3][0] * s[5] + m[3][2] * s[2] - m[3][3] * s[1],
+            m[2][0] * s[5] - m[2][2] * s[2] + m[2][3] * s[1]],
+           [m[1][0] * c[4] - m[1][1] * c[2] + m[1][3] * c[0],
+            -m[0][0] * c[4] + m[0][1] * c[2] - m[0][3] * c[0],
+            m[3][0] * s[4] - m[3][1] * s[2] + m[3][3] * s[0],
+            -m[2][0] * s[4] + m[2][1] * s[2] - m[2][3] * s[0]],
+           [-m[1][0] * c[3] + m[1][1] * c[1] - m[1][2] * c[0],
+            m[0][0] * c[3] - m[0][1] * c[1] + m[0][2] * c[0],
+            -m[3][0] * s[3] + m[3][1] * s[1] - m[3][2] * s[0],
+            m[2][0] * s[3] - m[2][1] * s[1] + m[2][2] * s[0]]]
+    return xp.stack([xp.stack(r, -1) for r in adj], -2) / det[..., None, None]
+
+
+_PAIRS = ((0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3))
 
 
 def inv3(M, xp=np):
@@ -130,7 +169,9 @@ def _local_math(cx, eps_t, mu_t, ratio, xp):
     Ms_r = None if ratio is None else Me_r * xp.asarray(ratio)[:, None, None, None]
     Mmu = tet_mu_matrix(Mmu_r, xp)
     rhs = xp.asarray(cx.orientation)[:, None, None] * xp.asarray(C_REF)[None]
-    return Me_r, Ms_r, Mmu, xp.linalg.solve(Mmu, rhs)  # A: (nt, 4, 6)
+    if xp is np:
+        return Me_r, Ms_r, Mmu, np.linalg.solve(Mmu, rhs)  # A: (nt, 4, 6)
+    return Me_r, Ms_r, Mmu, (inv4(Mmu)[..., :, :, None] * rhs[..., None, :, :]).sum(-2)
 
 
 @jax.jit  # one compilation per mesh size, not one per eager operation

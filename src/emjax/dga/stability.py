@@ -25,30 +25,36 @@ import numpy as np
 from . import step as kern
 
 
-def spectral_radius(K1: dict, spec, E: dict, nu: int, free: np.ndarray, iters: int = 300,
-                    seed: int = 0, v0: np.ndarray | None = None) -> float:
-    """Largest eigenvalue of K (1/s^2) by ``iters`` power iterations.
+def spectral_radius(ops, lay=None, base: dict | None = None, iters: int = 300,
+                    seed: int = 0) -> float:
+    """Largest eigenvalue of K (1/s^2) by ``iters`` power iterations, float64.
 
-    K1: lossless dense kernel arrays of the layout ``spec`` with dt = 1
-    (:func:`emjax.dga.arrays.kernel_arrays`); E: the energy monitor's packed mass
-    matrices (:func:`emjax.dga.arrays.energy_arrays`); free: (nu,) mask of the unknowns
-    in the layout's order; v0: the start vector (random when None; give it to make both
-    kernels agree bit for bit in dt).
+    The iteration runs on the XLA kernels in the node layout whatever kernels the run
+    takes (``lay``, ``base``: the run's layout and :func:`emjax.dga.arrays.kernel_base`,
+    reused when that layout is XLA's): every kernel choice gets the same dt bit for
+    bit, and on a GPU the Pallas kernels' float64 variants compiled for 18-21 s on a
+    2.46M-DoF gmsh mesh against 7 s for XLA's (H200, 2026-11-28; BENCHMARKS.md). The
+    start vector is drawn in the canonical order from ``seed``; the Rayleigh quotient is
+    formed on the host (:func:`rayleigh_quotient`), which halved the program.
     """
-    dtype = K1["Ms"].dtype
-    mask = jnp.asarray(free, dtype)
-    if v0 is None:
-        v0 = jax.random.normal(jax.random.PRNGKey(seed), (nu,), dtype)
-    v0 = jnp.asarray(v0, dtype) * mask
-    return float(_power_iteration(v0, K1, E, spec, iters))
+    from .arrays import kernel_arrays
+    from .layout import make_layout
+
+    if lay is None or lay.spec.pallas:
+        lay, base = make_layout(ops, "xla"), None
+    K1 = jax.device_put(kernel_arrays(ops, lay, 1.0, np.float64, lossless=True, base=base))
+    v0 = lay.u_from_canonical(np.random.default_rng(seed).standard_normal(ops.nu))
+    v, f = _power_iteration(jnp.asarray(v0 * lay.free(ops)), K1, lay.spec, iters)
+    return rayleigh_quotient(ops, lay.u_canonical(np.asarray(v)),
+                             lay.f_canonical(np.asarray(f)))
 
 
 @partial(jax.jit, static_argnames=("spec", "iters"))
-def _power_iteration(v, K1: dict, E: dict, spec, iters: int):
-    """Rayleigh quotient after ``iters`` power iterations from ``v``. The kernel and
-    energy arrays are arguments, not closed-over constants: as constants they were
-    folded into the program, whose compilation then grew with the mesh (11.6 s at 2.6M
-    DoFs on 2 CPU cores for 2 iterations)."""
+def _power_iteration(v, K1: dict, spec, iters: int):
+    """(v, f = -(M^mu)^{-1} C v) after ``iters`` power iterations from ``v``. The kernel
+    arrays are arguments, not closed-over constants: as constants they were folded into
+    the program, whose compilation then grew with the mesh (11.6 s at 2.6M DoFs on 2 CPU
+    cores for 2 iterations)."""
     zero_f = spec.f_zeros(v.dtype)
 
     def apply(u):
@@ -60,9 +66,18 @@ def _power_iteration(v, K1: dict, E: dict, spec, iters: int):
         return w / jnp.linalg.norm(w)
 
     v = jax.lax.fori_loop(0, iters, body, v / jnp.linalg.norm(v))
-    _, f = apply(v)
-    num = 2 * kern.energy(jnp.zeros_like(v), f, f, E, spec)
-    den = 2 * kern.energy(v, zero_f, zero_f, E, spec)
+    return v, apply(v)[1]
+
+
+def rayleigh_quotient(ops, u: np.ndarray, f: np.ndarray) -> float:
+    """``(f^T M^mu f) / (u^T M^eps u)`` for u in the canonical slot order (nu,) and
+    f = (M^mu)^{-1} C u as (4, nt) rows: the Rayleigh quotient of K in the M^eps inner
+    product, below rho by the square of u's error as an eigenvector (1/s^2)."""
+    num = float(np.sum(f * np.einsum("ijt,jt->it", ops.Mmu, f)))
+    den = 0.0
+    for b in ops.buckets:
+        ub = u[b.offset:b.offset + b.width * b.count].reshape(b.width, b.count)
+        den += float(np.sum(ub * np.einsum("ijv,jv->iv", b.Meps, ub)))
     return num / den
 
 
