@@ -386,7 +386,12 @@ def test_pallas_kernels_lower_for_cuda(monkeypatch):
         return kern.ampere(u, f, K, lay.spec), f
 
     args = (jnp.zeros(ops.nu, jnp.float32), jnp.zeros(lay.spec.f_shape, jnp.float32), K)
-    text = jax.jit(step).trace(*args).lower(lowering_platforms=("cuda",)).as_text()
+    try:
+        text = jax.jit(step).trace(*args).lower(lowering_platforms=("cuda",)).as_text()
+    except RuntimeError as err:  # a CUDA plugin present, JAX_PLATFORMS=cpu (the tests')
+        if "No supported GPU devices" in str(err):
+            pytest.skip("lowering for cuda asks for the installed plugin's device")
+        raise
     launches = tiles.groups(tiles.tile_widths(lay.spec.buckets), pallas.NODE_SLACK)
     assert text.count("custom_call @__gpu$xla.gpu.triton") == 2 + len(launches)
 

@@ -130,6 +130,13 @@ def kernel_base(ops: Operators, lay: Layout) -> dict:
             "packed": [_packed_inverse(b) for b in ops.buckets]}
 
 
+def relaid(base: dict, ops: Operators, lay: Layout) -> dict:
+    """``base`` of another layout made :func:`kernel_base` of ``lay``: the matrices and
+    packed inverses do not depend on the layout, the edge tables and ``gpos`` do."""
+    gpos, tables = edge_tables(ops, lay.spec)
+    return {**base, "gpos": gpos, "tables": tables}
+
+
 def kernel_arrays(ops: Operators, lay: Layout, dt: float, dtype, lossless: bool = False,
                   base: dict | None = None) -> dict:
     """Arrays of the layout's dense kernels, scaled by dt (module docstring).
@@ -236,6 +243,7 @@ __all__ = [
     "node_arrays",
     "node_tiles",
     "pack_sym4",
+    "relaid",
     "source_columns",
     "sparse_arrays",
 ]

@@ -54,7 +54,7 @@ from .layout import Layout, layout_spec
 from .mass import Bucket, Operators
 from .mesh import TetMesh
 
-CACHE_VERSION = 3
+CACHE_VERSION = 4  # 4: rho from the XLA kernels and the host Rayleigh quotient
 """Bumped whenever the arrays built for a key change (a cache from before is then missed)."""
 
 _CX = ("nodes", "tets", "orientation", "volumes", "edges", "tet_edges", "edge_boundary",

@@ -31,17 +31,18 @@ def spectral_radius(ops, lay=None, base: dict | None = None, iters: int = 300,
 
     The iteration runs on the XLA kernels in the node layout whatever kernels the run
     takes (``lay``, ``base``: the run's layout and :func:`emjax.dga.arrays.kernel_base`,
-    reused when that layout is XLA's): every kernel choice gets the same dt bit for
-    bit, and on a GPU the Pallas kernels' float64 variants compiled for 18-21 s on a
-    2.46M-DoF gmsh mesh against 7 s for XLA's (H200, 2026-11-28; BENCHMARKS.md). The
+    reused, or its matrices when that layout is Pallas'): every kernel choice gets the
+    same dt bit for bit, and on a GPU the Pallas kernels' float64 variants compiled for
+    18-22 s on a 2.46M-DoF gmsh mesh against 4-7 s for XLA's (H200, 2026-11-28). The
     start vector is drawn in the canonical order from ``seed``; the Rayleigh quotient is
     formed on the host (:func:`rayleigh_quotient`), which halved the program.
     """
-    from .arrays import kernel_arrays
+    from .arrays import kernel_arrays, relaid
     from .layout import make_layout
 
     if lay is None or lay.spec.pallas:
-        lay, base = make_layout(ops, "xla"), None
+        lay, base = make_layout(ops, "xla"), base
+        base = None if base is None else relaid(base, ops, lay)
     K1 = jax.device_put(kernel_arrays(ops, lay, 1.0, np.float64, lossless=True, base=base))
     v0 = lay.u_from_canonical(np.random.default_rng(seed).standard_normal(ops.nu))
     v, f = _power_iteration(jnp.asarray(v0 * lay.free(ops)), K1, lay.spec, iters)
