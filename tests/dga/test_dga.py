@@ -218,7 +218,7 @@ def test_every_kernel_choice_gets_the_same_time_step(monkeypatch):
     the host Rayleigh quotient equals the energy monitor's form of it."""
     from emjax.dga import cache
     from emjax.dga import step as kern
-    from emjax.dga.arrays import energy_arrays
+    from emjax.dga.arrays import energy_arrays, kernel_arrays
     from emjax.dga.layout import make_layout
     from emjax.dga.solver import prepare
     from emjax.dga.stability import _power_iteration, rayleigh_quotient
@@ -229,9 +229,8 @@ def test_every_kernel_choice_gets_the_same_time_step(monkeypatch):
     x, p = (prepare(sim.model_copy(update={"kernels": k})) for k in ("xla", "pallas"))
     assert x.layout.spec.kernels == "xla" and p.layout.spec.kernels == "pallas"
     assert x.rho == p.rho and x.dt == p.dt
-    lay = make_layout(x.ops, "xla")
-    from emjax.dga.arrays import kernel_arrays
 
+    lay = make_layout(x.ops, "xla")
     K1 = kernel_arrays(x.ops, lay, 1.0, np.float64, lossless=True)
     v0 = np.random.default_rng(3).standard_normal(x.ops.nu) * lay.free(x.ops)
     v, f = _power_iteration(v0, K1, lay.spec, 5)

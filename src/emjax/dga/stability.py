@@ -23,6 +23,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import step as kern
+from .arrays import kernel_arrays, relaid
+from .layout import make_layout
 
 
 def spectral_radius(ops, lay=None, base: dict | None = None, iters: int = 300,
@@ -37,9 +39,6 @@ def spectral_radius(ops, lay=None, base: dict | None = None, iters: int = 300,
     start vector is drawn in the canonical order from ``seed``; the Rayleigh quotient is
     formed on the host (:func:`rayleigh_quotient`), which halved the program.
     """
-    from .arrays import kernel_arrays, relaid
-    from .layout import make_layout
-
     if lay is None or lay.spec.pallas:
         lay, base = make_layout(ops, "xla"), base
         base = None if base is None else relaid(base, ops, lay)
