@@ -152,6 +152,47 @@ def test_kernel_arrays_kept_per_dt_and_dtype(small_dgatd, in_tmp):
     assert cache.load_tree(in_tmp / "dga", first.setup.cache_key, "energy-float32") is not None
 
 
+def test_other_kernels_share_the_cached_setup(small_dgatd, in_tmp):
+    """The cache's key leaves the kernels out (``auto`` picks them once dt is known): a
+    Pallas run reads what an XLA run wrote, gets the same rho and dt bit for bit, and
+    the Pallas layout it makes equals the one a Pallas set-up from nothing has."""
+    from emjax.dga.layout import make_layout
+
+    sim = small_dgatd()
+    xla = prepare(sim.model_copy(update={"kernels": "xla"}))
+    pallas = prepare(sim.model_copy(update={"kernels": "pallas"}))
+    assert (xla.cache, pallas.cache) == ("miss", "hit")
+    assert xla.cache_key == pallas.cache_key
+    assert (xla.layout.spec.kernels, pallas.layout.spec.kernels) == ("xla", "pallas")
+    assert pallas.rho == xla.rho and pallas.dt == xla.dt
+    fresh = make_layout(pallas.ops, "pallas")
+    with setup_cache("off"):
+        alone = prepare(sim.model_copy(update={"kernels": "pallas"}))
+    assert alone.rho == xla.rho
+    for n in cache._LAYOUT:
+        assert np.array_equal(getattr(pallas.layout, n), getattr(fresh, n)), n
+        assert np.array_equal(getattr(alone.layout, n), getattr(fresh, n)), n
+
+
+def test_auto_kernels_weigh_compilation_against_steps():
+    """``auto``: XLA off a GPU; on a GPU Pallas once DoFs x steps x the saving per DoF
+    and step repay the extra compilation of the widest node bucket, XLA before; a
+    wider bucket needs a longer run."""
+    from emjax.dga.layout import PALLAS_SAVING_S, auto_kernels, pallas_extra_compile_s
+
+    assert auto_kernels(gpu=False, dofs=10**8, steps=10**6, widths=[14]) == "xla"
+    assert auto_kernels(gpu=True) == "pallas"  # a long run (the benchmarks')
+    dofs = 2_000_000
+    for w in (10, 14, 22):
+        extra = pallas_extra_compile_s([8, w])
+        assert extra > 0
+        even = extra / (dofs * PALLAS_SAVING_S)  # the break-even number of steps
+        assert auto_kernels(gpu=True, dofs=dofs, steps=int(0.9 * even), widths=[w]) == "xla"
+        assert auto_kernels(gpu=True, dofs=dofs, steps=int(1.1 * even) + 1,
+                            widths=[w]) == "pallas"
+    assert pallas_extra_compile_s([22]) > pallas_extra_compile_s([14])
+
+
 def test_renumbered_passes_the_checks_unchanged():
     from emjax.dga import structured
     from emjax.dga.mesh import TetMesh

@@ -8,10 +8,12 @@ complex, the fractioned operators and the spectral radius of the time-step bound
 one folder per set-up, ``<key>/``, of uncompressed ``.npy`` arrays and a
 ``manifest.json``; ``key`` is a SHA-256 digest of everything those arrays depend on:
 the mesh description (a mesh file by its bytes), ``renumber``, the media (background
-and regions), the kernels' layout and :data:`CACHE_VERSION`; the layout's index maps
-are kept with them. Dtype, safety, duration, sources and probes are not
-in the key: dt is ``safety`` times the bound from the cached rho, and the sources and
-probes are checked and placed on every run. Arrays formed from these for a run are
+and regions) and :data:`CACHE_VERSION`. The index maps of the layout of the run that
+wrote the folder are kept with them; a run whose kernels differ (``auto`` chooses by
+the run's length) makes its own layout, which the power iteration does not need.
+Kernels, dtype, safety, duration, sources and probes are not in the key: dt is
+``safety`` times the bound from the cached rho, and the sources and probes are checked
+and placed on every run. Arrays formed from these for a run are
 kept beside them, each in a sub-folder (:func:`kept`): the kernels' arrays, which
 depend on dt and the dtype as well (:func:`emjax.dga.arrays.kernel_arrays`), in
 ``<key>/kernels-<digest of dt, dtype, kernels>/`` (:func:`kernel_key`), and the energy
@@ -54,7 +56,7 @@ from .layout import Layout, layout_spec
 from .mass import Bucket, Operators
 from .mesh import TetMesh
 
-CACHE_VERSION = 4  # 4: rho from the XLA kernels and the host Rayleigh quotient
+CACHE_VERSION = 5  # 4: rho from the XLA kernels, host Rayleigh quotient; 5: no kernels in the key
 """Bumped whenever the arrays built for a key change (a cache from before is then missed)."""
 
 _CX = ("nodes", "tets", "orientation", "volumes", "edges", "tet_edges", "edge_boundary",
@@ -71,7 +73,7 @@ def cache_dir() -> Path | None:
     return setup_cache_folder()
 
 
-def cache_key(sim, kernels: str) -> str:
+def cache_key(sim) -> str:
     """Hex SHA-256 of what the cached arrays depend on (module docstring)."""
     mesh = sim.mesh.model_dump(mode="json")
     h = hashlib.sha256()
@@ -83,7 +85,7 @@ def cache_key(sim, kernels: str) -> str:
                 h.update(block)
     what = {"version": CACHE_VERSION, "mesh": mesh, "renumber": sim.renumber,
             "background": sim.background.model_dump(mode="json"),
-            "regions": [r.model_dump(mode="json") for r in sim.regions], "kernels": kernels}
+            "regions": [r.model_dump(mode="json") for r in sim.regions]}
     h.update(json.dumps(what, sort_keys=True).encode())
     return h.hexdigest()
 

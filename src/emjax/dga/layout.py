@@ -27,7 +27,9 @@ tets each edge sum reads) -> ``kernel_arrays`` (matrices packed, indices in int3
   128-byte line); the edge sums in one launch over a sliced table
   (:func:`emjax.dga.edges.edge_slices`). This was ``tets-tile-sym-dam-pe``.
 
-``kernels="auto"`` (:func:`auto_kernels`) runs Pallas on a GPU and XLA elsewhere.
+``kernels="auto"`` (:func:`auto_kernels`) runs XLA on a CPU; on a GPU Pallas where the
+run is long enough for its faster steps to repay its longer compilation (a gmsh mesh's
+node kernel, unrolled to width 22, compiled 20 s longer than XLA's), else XLA.
 Measured (H100, 2026-11-25, full step, Pallas / XLA): 0.0276 / 0.0442 ms at 0.87M DoFs,
 0.0691 / 0.0825 at 2.7M, 0.386 / 0.566 at 20.2M on the seed's ring mesh; since the
 node tiles of :mod:`emjax.dga.tiles` (2026-11-28) 0.355 / 0.550 there and 0.077 / 0.133
@@ -55,11 +57,36 @@ KERNELS = ("xla", "pallas")
 """The dense kernels a run can choose (besides ``"auto"``); see the module docstring."""
 
 
-def auto_kernels(gpu: bool = False) -> str:
-    """The kernels ``kernels="auto"`` runs: Pallas on a GPU (fastest at every size
-    measured on the seed's mesh, 0.87M to 20.2M DoFs), XLA elsewhere, where Pallas runs
-    only in its interpreter."""
-    return "pallas" if gpu else "xla"
+PALLAS_SAVING_S = 1.0e-11
+"""Seconds the Pallas kernels save per DoF and step against XLA's, end to end on a GPU:
+0.029 ms a step on a 2.46M-DoF gmsh cylinder (1.2e-11, H200, 2026-11-28), 0.19 ms at
+20.2M DoFs on the seed's ring mesh (0.95e-11, H100); the lower end is taken."""
+
+
+def pallas_extra_compile_s(widths) -> float:
+    """Seconds the Pallas kernels' compilation takes beyond XLA's for node buckets of
+    ``widths`` (the node kernel is unrolled to the widest bucket's w (w + 1) / 2 matrix
+    entries): fitted to end-to-end runs on an H200 (BENCHMARKS.md, 2026-11-28)."""
+    w = max(widths, default=0)
+    return PALLAS_COMPILE_S[0] + PALLAS_COMPILE_S[1] * w * (w + 1) / 2
+
+
+PALLAS_COMPILE_S = (2.0, 0.07)
+"""(seconds, seconds per unrolled matrix entry) of :func:`pallas_extra_compile_s`."""
+
+
+def auto_kernels(gpu: bool = False, dofs: int | None = None, steps: int | None = None,
+                 widths=()) -> str:
+    """The kernels ``kernels="auto"`` runs: XLA off a GPU (Pallas runs there only in its
+    interpreter); on a GPU, Pallas where the run is long enough for its faster steps
+    (:data:`PALLAS_SAVING_S` per DoF and step) to pay for its longer compilation
+    (:func:`pallas_extra_compile_s` of the node buckets' ``widths``), else XLA. Without
+    ``dofs`` and ``steps`` (a long run, as the benchmarks time) Pallas on a GPU."""
+    if not gpu:
+        return "xla"
+    if dofs is None or steps is None:
+        return "pallas"
+    return "pallas" if dofs * steps * PALLAS_SAVING_S >= pallas_extra_compile_s(widths) else "xla"
 
 
 U_TILE = 32

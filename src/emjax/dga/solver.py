@@ -36,7 +36,7 @@ from ..errors import InstabilityError, SetupError
 from ..model.scenario import MAX_STEPS
 from . import cache
 from . import step as kern
-from .arrays import energy_arrays, kernel_arrays, kernel_base, source_columns, sparse_arrays
+from .arrays import energy_arrays, kernel_arrays, kernel_base, relaid, source_columns, sparse_arrays
 from .complex import OTHERS, Complex, build, hexahedra, local_edge_index
 from .layout import Layout, auto_kernels, make_layout
 from .mass import Operators, assemble
@@ -108,27 +108,39 @@ DEVICE_BYTES_PER_TET = 400
 indices; the benchmark counts 280): the refusal before meshing uses it."""
 
 
-def _kernels(sim) -> str:
+def _kernels(sim, ops: Operators, steps: int) -> str:
     """``"xla"`` or ``"pallas"``: the scenario's ``kernels``, ``"auto"`` resolved for
-    the device JAX runs on (:func:`emjax.dga.layout.auto_kernels`)."""
+    the device JAX runs on and the run's length (:func:`emjax.dga.layout.auto_kernels`)."""
     if sim.kernels != "auto":
         return sim.kernels
-    return auto_kernels(gpu=jax.default_backend() == "gpu")
+    return auto_kernels(gpu=jax.default_backend() == "gpu", dofs=ops.cx.num_dofs,
+                        steps=steps, widths=[b.width for b in ops.buckets])
+
+
+def _steps(sim, rho: float) -> tuple[float, int]:
+    """(dt, steps) from the spectral radius: ``safety`` times the stable step, the
+    scenario's ``steps`` or its ``duration`` in steps (refused past MAX_STEPS)."""
+    dt = stable_dt(rho, sim.safety)
+    if sim.steps is None and not sim.duration / dt <= MAX_STEPS:
+        raise SetupError(f"duration = {sim.duration:.6g} s is {sim.duration / dt:.3g} steps of "
+                         f"dt = {dt:.4g} s, more than {MAX_STEPS}; shorten the duration or "
+                         "coarsen the mesh")
+    return dt, sim.steps if sim.steps is not None else max(1, math.ceil(sim.duration / dt - 1e-9))
 
 
 def prepare(sim) -> DGASetup:
     """Lower ``sim``: the mesh, complex, operators and rho built (timed per stage in
-    ``DGASetup.stages``) or read from the set-up cache (:mod:`emjax.dga.cache`)."""
+    ``DGASetup.stages``) or read from the set-up cache (:mod:`emjax.dga.cache`); then
+    the kernels (``auto``: by the run's length, known once dt is) and their layout."""
     require_x64()  # the time step's power iteration runs in float64 for every dtype
     est = getattr(sim.mesh, "estimated_tets", lambda: 0.0)()
     need = int(est * DEVICE_BYTES_PER_TET * (2 if sim.dtype == "float64" else 1))
     refuse_if_too_large(sim.name, {"mesh and operators (estimate)": need, "total": need})
     st = Stages()
-    kernels = _kernels(sim)
-    folder, verdict, built, key = cache.cache_dir(), "off", None, ""
+    folder, verdict, built, key, base = cache.cache_dir(), "off", None, "", None
     if folder is not None:
         with st("cache read"):
-            key = cache.cache_key(sim, kernels)
+            key = cache.cache_key(sim)
             verdict, built = cache.load(folder, key)
     if built is not None:
         mesh, cx, ops, rho, lay = built
@@ -149,30 +161,28 @@ def prepare(sim) -> DGASetup:
         with st("local matrices and buckets"):
             eps, mu, sig = materials(sim, mesh)
             ops = assemble(cx, eps, mu, sig)
-        with st("layout"):
-            lay = make_layout(ops, kernels)
+        with st("layout"):  # the power iteration's (XLA's, whatever the run's kernels)
+            lay = make_layout(ops, "xla")
         with st("kernel arrays"):  # formed once for the power iteration and the run
             base = kernel_base(ops, lay)
         with st("power iteration"):  # float64 whatever the run's dtype: rho ~ 1e20 1/s^2
             rho = spectral_radius(ops, lay, base)
-        if folder is not None:
-            with st("cache write"):
-                if cache.save(folder, key, mesh, cx, ops, rho, lay) is None:
-                    verdict = "unwritable"
-    dtype = kern.np_dtype(sim.dtype)
-    safety = sim.safety
-    dt = stable_dt(rho, safety)
-    if sim.steps is None and not sim.duration / dt <= MAX_STEPS:
-        raise SetupError(f"duration = {sim.duration:.6g} s is {sim.duration / dt:.3g} steps of "
-                         f"dt = {dt:.4g} s, more than {MAX_STEPS}; shorten the duration or "
-                         "coarsen the mesh")
-    steps = sim.steps if sim.steps is not None else max(1, math.ceil(sim.duration / dt - 1e-9))
+    dt, steps = _steps(sim, rho)
+    kernels = _kernels(sim, ops, steps)
+    if lay.spec.kernels != kernels:
+        with st("layout"):
+            lay = make_layout(ops, kernels)
+            base = None if base is None else relaid(base, ops, lay)
+    if folder is not None and built is None:
+        with st("cache write"):
+            if cache.save(folder, key, mesh, cx, ops, rho, lay) is None:
+                verdict = "unwritable"
     advice.advise([advice.Signal(f"sources[{i}] {s.type}", s.waveform.sampler(),
                                  s.waveform.steady_frequency)
                    for i, s in enumerate(sim.sources)], dt, steps)  # a cut-off pulse warns
     return DGASetup(mesh=mesh, cx=cx, ops=ops, layout=lay, dt=dt, rho=rho, steps=steps,
-                    kernel_base=None if built is not None else base,
-                    dtype=dtype, safety=safety, stages=st, cache=verdict,
+                    kernel_base=base, dtype=kern.np_dtype(sim.dtype), safety=sim.safety,
+                    stages=st, cache=verdict,
                     cache_key=key if verdict in ("hit", "miss", "rebuilt") else "")
 
 
@@ -386,7 +396,7 @@ class DGASolver:
         return {"solver": "DGATD", "dt": s.dt, "rho": s.rho, "steps": steps,
                 "tets": s.cx.num_tets, "edges": s.cx.num_edges, "nodes": s.cx.num_nodes,
                 "dofs": s.cx.num_dofs, "dtype": self.sim.dtype,
-                "formulation": self.sim.formulation, "kernels": _kernels(self.sim),
+                "formulation": self.sim.formulation, "kernels": s.layout.spec.kernels,
                 "edge_mean": q["edge_mean"],
                 "source_edges": [int(e) for e, _ in self.source_edges],
                 "wall_time_s": wall, "compile_time_s": compile_s, "dofs_per_s": rate,

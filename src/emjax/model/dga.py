@@ -173,8 +173,9 @@ class DGATD(_Scenario):
     kernels: Literal["auto", "xla", "pallas"] = Field(
         "auto", description="Kernels of the dense formulation (emjax.dga.layout): 'xla' "
         "(jitted JAX; the reference and the CPU path), 'pallas' (Triton kernels; on a GPU, "
-        "elsewhere only in Pallas' slow interpreter) or 'auto' (Pallas on a GPU, XLA "
-        "elsewhere). Both give the same fields to rounding; with formulation = 'sparse' "
+        "elsewhere only in Pallas' slow interpreter) or 'auto' (on a GPU Pallas when the run "
+        "is long enough for its faster steps to repay its longer compilation, else XLA; "
+        "XLA elsewhere). Both give the same fields to rounding; with formulation = 'sparse' "
         "only the order of the state follows it.")
     renumber: bool = Field(True, description="Reverse Cuthill-McKee renumbering of the mesh.")
 
