@@ -8,7 +8,9 @@ VARIANT is MODE[:DTYPE[:PRECISION]]:
 * MODE ``einsum``: :func:`emjax.fdfd.precond.apply_fast_diag` as it is (one batched
   einsum per axis, the component as batch); ``minor``: the z transform written with u
   as the left operand (``cxyb,cab->cxya``), so that its product comes out in u's order
-  without a transpose; ``planar``: the transforms on (re, im) float planes as real
+  without a transpose; ``bcast``: ``minor`` with the y matrices stored once per x
+  (3, nx, n, n), so that the y transform is a product batched over (c, x) in u's order;
+  ``planar``: the transforms on (re, im) float planes as real
   products of a (2n x 2n)-free split (four real products per axis, no complex GEMM).
 * DTYPE ``c128`` (default) or ``c64``: the preconditioner applied in complex64 (r cast
   down, z cast up; the operands stored in complex64), COCG itself in complex128.
@@ -24,9 +26,11 @@ measured here).
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 import warnings
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -64,7 +68,8 @@ def _mats(mats, dtype):
 
 
 _SPECS = {"einsum": ("cab,cbyz->cayz", "cab,cxbz->cxaz", "cab,cxyb->cxya"),
-          "minor": ("cab,cbyz->cayz", "cab,cxbz->cxaz", "cxyb,cab->cxya")}
+          "minor": ("cab,cbyz->cayz", "cab,cxbz->cxaz", "cxyb,cab->cxya"),
+          "bcast": ("cab,cbyz->cayz", "cxab,cxbz->cxaz", "cxyb,cab->cxya")}
 
 
 def _transform(ms, u, mode: str, prec):
@@ -92,6 +97,10 @@ def make_variant(pops, name: str):
     cdt = jnp.complex64 if dt == "c64" else jnp.complex128
     prec = PREC[pr]
     fwd, inv = _mats(pops["fwd"], cdt), _mats(pops["inv"], cdt)
+    if mode == "bcast":  # y's matrices stored once per x: a batched product, no transpose
+        nx = fwd[0].shape[1]
+        fwd[1], inv[1] = (jnp.broadcast_to(m[:, None], (3, nx, *m.shape[1:])) + 0
+                          for m in (fwd[1], inv[1]))
     if mode == "planar":
         fwd = [(m.real, m.imag) for m in fwd]
         inv = [(m.real, m.imag) for m in inv]
@@ -150,8 +159,7 @@ def copy_bandwidth(nbytes: int = 1 << 30) -> float:
 
 
 def main(argv: list[str]) -> None:
-    names = argv[1:] or ["einsum", "minor", "planar", "einsum:c64", "minor:c64",
-                         "planar:c64", "planar:c64:high", "minor:c64:default"]
+    names = argv[1:] or ["einsum", "minor", "bcast", "minor:c64", "bcast:c64"]
     prep, ops, pops = build(argv[0])
     b = prep.b
     bw = copy_bandwidth()
@@ -161,11 +169,16 @@ def main(argv: list[str]) -> None:
     mv_s = _per_call(jax.jit(MV), ops, b)
     print(f"  product {mv_s * 1e3:.3f} ms", flush=True)
     ref = jax.jit(precond.apply_fast_diag)(pops, b)
+    hlo = os.environ.get("HLO")
     for name in names:
         pre, q = make_variant(pops, name)
         o = dict(ops, pv=q)
         try:
             fn = jax.jit(pre)
+            if hlo:
+                text = fn.lower(o, b).compile().as_text()
+                Path(hlo).mkdir(parents=True, exist_ok=True)
+                Path(hlo, f"{argv[0]}-{name.replace(':', '-')}.hlo.txt").write_text(text)
             z = fn(o, b)
             diff = float(jnp.max(jnp.abs(z - ref)) / jnp.max(jnp.abs(ref)))
             pc_s = _per_call(fn, o, b)

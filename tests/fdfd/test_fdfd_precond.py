@@ -41,20 +41,39 @@ def prep():
         return fsolver.prepare(sim, storage="separable", preconditioner="none")
 
 
-def _pops(prep, ops, shift, kw_wall):
+def _pops(prep, ops, shift, kw_wall, per_x=None):
     st = prep.st
     return precond.fast_diag(st.grid.shape, st.grid.spacing, shift, kw_wall,
                              s_int=st.s_int, s_half=st.s_half,
-                             r=operator._sep_factors(ops, st.grid.shape)[1])
+                             r=operator._sep_factors(ops, st.grid.shape)[1], per_x=per_x)
 
 
-def test_exact_inverse_of_homogeneous_box(prep):
+@pytest.fixture(scope="module")
+def oblong():
+    """The sphere in a box of three different sides (the y matrices per x are (3, nx,
+    ny, ny): a cube would hide a swapped axis)."""
+    sim = FDFD3D(
+        domain=Domain(size=(0.40, 0.32, 0.36), spacing=0.02), frequency=1e9,
+        structures=[Structure(geometry=Sphere(radius=0.072),
+                              medium=Medium(eps_r=4.0, sigma=0.05))],
+        boundary=PML(thickness=4), rcs=False, solver=FDFDSolver(tol=1e-11, max_iter=4000))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fsolver.prepare(sim, storage="separable", preconditioner="none")
+
+
+@pytest.mark.parametrize("per_x", [False, True])
+def test_exact_inverse_of_homogeneous_box(oblong, per_x):
+    """M (A x) = x for the empty box, M complex symmetric, with the y transform's
+    matrices shared (the CPU's default) or stored per x (the GPU's)."""
+    prep = oblong
     ops = dict(fsolver._kernel_ops(prep.ops))
     k0 = prep.st.omega / c0
     shift = k0 ** 2 * (1 - 0.5j)
     ops["kt"] = jnp.asarray([-shift])  # every sample: -k0^2 eps_r -> -shift
     ops["ki"] = jnp.zeros_like(ops["ki"])
-    pops = _pops(prep, ops, shift, -shift)
+    pops = _pops(prep, ops, shift, -shift, per_x)
+    assert pops["fwd"][1].ndim == (4 if per_x else 3)
     key = jax.random.split(jax.random.PRNGKey(0), 4)
     shape = (3, *prep.st.grid.shape)
     x = jax.random.normal(key[0], shape) + 1j * jax.random.normal(key[1], shape)

@@ -58,21 +58,25 @@ KERNELS = ("xla", "pallas")
 
 
 PALLAS_SAVING_S = 1.0e-11
-"""Seconds the Pallas kernels save per DoF and step against XLA's, end to end on a GPU:
-0.029 ms a step on a 2.46M-DoF gmsh cylinder (1.2e-11, H200, 2026-11-28), 0.19 ms at
-20.2M DoFs on the seed's ring mesh (0.95e-11, H100); the lower end is taken."""
+"""Seconds the Pallas kernels save per DoF and step against XLA's on a GPU: end to end
+(probes, energy) on an H200 (2026-11-28) 0.029 ms a step on a 2.46M-DoF gmsh cylinder
+(1.2e-11), 0.018 ms at 0.87M DoFs on the seed's ring mesh (2.1e-11), 0.004 ms at 2.8M
+(0.13e-11); the kernels alone 0.19 ms at 20.2M DoFs (0.95e-11, H100)."""
 
 
 def pallas_extra_compile_s(widths) -> float:
     """Seconds the Pallas kernels' compilation takes beyond XLA's for node buckets of
-    ``widths`` (the node kernel is unrolled to the widest bucket's w (w + 1) / 2 matrix
-    entries): fitted to end-to-end runs on an H200 (BENCHMARKS.md, 2026-11-28)."""
+    ``widths``: the node kernel is unrolled to the widest bucket's w (w + 1) / 2 matrix
+    entries, and Triton's time grows with their square (:data:`PALLAS_COMPILE_S`)."""
     w = max(widths, default=0)
-    return PALLAS_COMPILE_S[0] + PALLAS_COMPILE_S[1] * w * (w + 1) / 2
+    return PALLAS_COMPILE_S * (w * (w + 1) / 2) ** 2
 
 
-PALLAS_COMPILE_S = (2.0, 0.07)
-"""(seconds, seconds per unrolled matrix entry) of :func:`pallas_extra_compile_s`."""
+PALLAS_COMPILE_S = 3.9e-4
+"""Seconds per squared unrolled entry of :func:`pallas_extra_compile_s`, fitted to
+end-to-end runs on an H200 (2026-11-28, BENCHMARKS.md): 3.3-5.4 s more than XLA's
+compilation on the seed's ring meshes (w = 14, 105 entries), 20-25 s more on a gmsh
+cylinder (w = 22, 253 entries)."""
 
 
 def auto_kernels(gpu: bool = False, dofs: int | None = None, steps: int | None = None,
@@ -226,6 +230,8 @@ def layout_spec(ops: Operators, kernels: str) -> Spec:
 
 __all__ = [
     "KERNELS",
+    "PALLAS_COMPILE_S",
+    "PALLAS_SAVING_S",
     "U_TILE",
     "Layout",
     "Spec",
@@ -233,5 +239,6 @@ __all__ = [
     "canonical_free",
     "layout_spec",
     "make_layout",
+    "pallas_extra_compile_s",
     "tile_position",
 ]

@@ -21,7 +21,7 @@ the three components only through the 3 x 3 symbol ``(sig.sig) I - sig sig^T``
 are the DCT-II (own axis) and DST-I (other axes) of the PEC box. Wall samples (E
 tangential to a lower wall, decoupled in the symmetrized system) get 1 / kw_wall, the
 exact inverse there. Per application: 18 dense 1D transforms (n x n complex matrices
-along one axis of an (n, n, n) array), O(n^4) each.
+along one axis of an (n, n, n) array), O(n^4) each, as one batched product per axis.
 
 Measured (``benchmarks/precond_study.py``, CPU): COCG on the seed's sphere needs 12 and
 20 iterations to 1e-3 and 1e-6 at 64^3 and 96^3 with beta = 0 (plain COCG: 1381 and
@@ -30,6 +30,7 @@ Measured (``benchmarks/precond_study.py``, CPU): COCG on the seed's sphere needs
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
@@ -71,50 +72,70 @@ def _axis_basis(s_int, s_half, d: float):
 
 
 def fast_diag(shape, spacing, shift: complex, kw_wall: complex, s_int=None, s_half=None,
-              r=None) -> dict:
+              r=None, per_x: bool | None = None) -> dict:
     """Operands of :func:`apply_fast_diag`: M = r (curl' curl' - shift)^(-1) r^(-1), the
     exact inverse of the symmetrized operator of a homogeneous box (mu0 T + k0^2 eps_r
     + shift, i.e. eps_r replaced by the constant shift / k0^2) with the PML stretching
     ``s_int``/``s_half`` (per axis, (n,) complex; None: no PML, then the bases are the
     DST-I / DCT-II of a uniform PEC box); ``r`` (3, nx, ny, nz): sqrt(s_x s_y s_z) at the
     E samples (None: 1). ``shift`` in 1/m^2 (k0^2 eps_bg (1 - 1j beta)); ``kw_wall``:
-    the diagonal of mu0 T at the wall samples."""
+    the diagonal of mu0 T at the wall samples. ``per_x`` (default: on a GPU) stores the
+    y transform's matrices once per x, (3, nx, ny, ny) (:func:`per_x_bytes`), so that it
+    is a product batched over (component, x) in the array's own order, without the
+    transposes XLA otherwise puts around it (:func:`_transform3`)."""
     if any(n < 2 for n in shape):
         raise ValueError(f"shape = {tuple(shape)}: every axis needs >= 2 cells")
     if complex(shift) == 0 or complex(kw_wall) == 0:
         raise ValueError(f"shift = {shift}, kw_wall = {kw_wall}: both must be nonzero (1/m^2; "
                          "e.g. shift = k0^2 eps_bg, kw_wall = -k0^2)")
-    fwd_h, inv_h, fwd_i, inv_i, sig = [], [], [], [], []
-    done: dict = {}  # axes alike (a cube's) share one eigendecomposition and its arrays
+    if per_x is None:
+        per_x = jax.default_backend() == "gpu"
+    bases = []
+    done: dict = {}  # axes alike (a cube's) share one eigendecomposition
     for b, (n, d) in enumerate(zip(shape, spacing, strict=True)):
         si = np.ones(n) if s_int is None else np.asarray(s_int[b])
         sh = np.ones(n) if s_half is None else np.asarray(s_half[b])
         key = (float(d), si.tobytes(), sh.tobytes())
         if key not in done:
-            ue, uie, v, vi, sg = _axis_basis(si, sh, d)
-            done[key] = tuple(jnp.asarray(m) for m in (vi, v, uie, ue, sg))
-        for out, m in zip((fwd_h, inv_h, fwd_i, inv_i, sig), done[key], strict=True):
-            out.append(m)
-    return {"fwd": (tuple(fwd_h), tuple(fwd_i)), "inv": (tuple(inv_h), tuple(inv_i)),
-            "sig": tuple(sig), "shift": jnp.asarray(complex(shift)),
+            done[key] = _axis_basis(si, sh, d)
+        bases.append(done[key])
+    # per axis b, the (3, n, n) matrices of the three components: the half-node basis
+    # along the component's own axis (b = a), the integer-node one along the others
+    fwd, inv = [], []
+    for b, (ue, uie, v, vi, _) in enumerate(bases):
+        fwd.append(np.stack([vi if a == b else uie for a in range(3)]))
+        inv.append(np.stack([v if a == b else ue for a in range(3)]))
+    if per_x:
+        fwd[1], inv[1] = (np.broadcast_to(m[:, None], (3, shape[0], *m.shape[1:]))
+                          for m in (fwd[1], inv[1]))
+    return {"fwd": tuple(jnp.asarray(m) for m in fwd),
+            "inv": tuple(jnp.asarray(m) for m in inv),
+            "sig": tuple(jnp.asarray(sg) for *_, sg in bases),
+            "shift": jnp.asarray(complex(shift)),
             "inv_wall": jnp.asarray(1.0 / complex(kw_wall)), "r": r,
             "r_inv": None if r is None else 1.0 / jnp.asarray(r)}
 
 
-_EINSUM = ("cab,cbyz->cayz", "cab,cxbz->cxaz", "cab,cxyb->cxya")
+def per_x_bytes(shape) -> int:
+    """Device bytes of the per-x y matrices of :func:`fast_diag` (complex128)."""
+    nx, ny, _ = shape
+    return 2 * 3 * nx * ny * ny * 16
 
 
 def _transform3(mats, u):
-    """Per axis b, component a of ``u`` (3, nx, ny, nz) times the half-node matrix
-    along its own axis (b = a), else the integer-node one: one batched matrix product
-    per axis, the component as batch (0.997 -> 0.658 ms per application at 96^3 on an
-    H100 against one component at a time, BENCHMARKS.md)."""
-    half, integer = mats
-    for b in range(3):
-        m = jnp.stack([half[b] if b == a else integer[b] for a in range(3)])
-        # full precision: XLA:GPU may run float32 products in TF32 otherwise
-        u = jnp.einsum(_EINSUM[b], m, u, precision=lax.Precision.HIGHEST)
-    return u
+    """Per axis b, component a of ``u`` (3, nx, ny, nz) times its matrix along axis b:
+    one batched matrix product per axis, the component as batch (0.997 -> 0.658 ms per
+    application at 96^3 on an H100 against one component at a time), each written so
+    that its product comes out in u's order: x with the matrix on the left, z with u
+    on the left, y batched over (component, x) where its matrices are stored per x
+    (0.81 -> 0.70 ms at 96^3 on an H200, 2026-11-28; on a CPU those small products ran
+    slower, 14.2 -> 17.5 ms at 48^3, BENCHMARKS.md)."""
+    # full precision: XLA:GPU may run float32 products in TF32 otherwise
+    hi = lax.Precision.HIGHEST
+    u = jnp.einsum("cab,cbyz->cayz", mats[0], u, precision=hi)
+    y = "cxab,cxbz->cxaz" if mats[1].ndim == 4 else "cab,cxbz->cxaz"
+    u = jnp.einsum(y, mats[1], u, precision=hi)
+    return jnp.einsum("cxyb,cab->cxya", u, mats[2], precision=hi)
 
 
 def apply_fast_diag(pops, y):

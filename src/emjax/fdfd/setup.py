@@ -302,7 +302,12 @@ def estimate(sim) -> dict[str, int]:
         out["jacobi_scale"] = 3 * n * c
     elif pre == "fastdiag":
         # r and 1/r, the stored z = M r, and the transform's intermediates (about two
-        # vectors)
-        out["fastdiag"] = 5 * 3 * n * c
+        # vectors); on a GPU the y transform's matrices once per x
+        import jax
+
+        from .precond import per_x_bytes
+
+        gpu = jax.default_backend() == "gpu"
+        out["fastdiag"] = 5 * 3 * n * c + (per_x_bytes(sim.domain.cells) if gpu else 0)
     out["total"] = sum(out.values())
     return out
