@@ -53,7 +53,8 @@ def child(target: str, kernels: str) -> None:
                       "total_s": time.perf_counter() - t0, "dofs": meta["dofs"],
                       "steps": meta["steps"], "widths": widths,
                       **{k: meta.get(k) for k in ("setup_time_s", "compile_time_s",
-                                                  "stepping_time_s", "wall_time_s")}}))
+                                                  "stepping_time_s", "wall_time_s")},
+                      "setup_stages": meta.get("setup_stages")}))
 
 
 def main(argv: list[str]) -> None:

@@ -15,6 +15,7 @@ from emjax.dga.complex import build
 def _ops(cx, sig, device: bool, monkeypatch):
     monkeypatch.setattr(mass, "_on_device", lambda: device)
     monkeypatch.setattr(mass, "DEVICE_INVERSE_FROM", 0)  # the small buckets' too
+    monkeypatch.setattr(mass, "DEVICE_LOCAL_FROM", 0)  # and the small mesh's matrices
     n = cx.num_tets
     eps = eps0 * (1 + np.arange(n) % 3)  # three media, so the tets differ
     return mass.assemble(cx, eps, np.full(n, mu0), sig, min_count=32)

@@ -156,10 +156,18 @@ def tet_mu_matrix(Mmu_r, xp=np):
 
 
 def _on_device() -> bool:
-    """Whether the local matrices are formed on JAX's device: on an accelerator (2.7 s
-    of NumPy at 2M DoFs on 2 CPU cores, 34.7 s at 20.2M on an H200's host; BENCHMARKS.md)
-    with float64 on (the set-up switches it on; a direct call without it stays NumPy)."""
+    """Whether the set-up's local matrices may be formed on JAX's device: on an
+    accelerator (2.7 s of NumPy at 2M DoFs on 2 CPU cores, 34.7 s at 20.2M on an H200's
+    host; BENCHMARKS.md) with float64 on (the set-up switches it on; a direct call
+    without it stays NumPy)."""
     return jax.default_backend() != "cpu" and bool(jax.config.jax_enable_x64)
+
+
+DEVICE_LOCAL_FROM = 500_000
+"""Tetrahedra from which the local matrices are formed on the device (where
+:func:`_on_device`): their program compiles in 1.8-3.7 s on an H200's host where NumPy
+takes about 5 us per tet, so a smaller mesh (the built-in ``cylinder-cavity``, 15,000
+tets) is quicker in NumPy."""
 
 
 def _local_math(cx, eps_t, mu_t, ratio, xp):
@@ -185,7 +193,7 @@ def _local_operators(cx: Complex, eps_t, mu_t, sigma_t):
     on the device where :func:`_on_device` says so (the same formulas; rounding may
     differ from NumPy's in the last bits)."""
     ratio = sigma_t / eps_t if sigma_t is not None and np.any(sigma_t > 0) else None
-    if not _on_device():
+    if not (_on_device() and cx.num_tets >= DEVICE_LOCAL_FROM):
         return _local_math(cx, eps_t, mu_t, ratio, np)
     out = _local_on_device(cx.nodes, cx.tets, cx.volumes, cx.orientation, eps_t, mu_t, ratio)
     return tuple(None if m is None else np.asarray(m, np.float64) for m in out)
