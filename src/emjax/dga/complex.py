@@ -104,6 +104,17 @@ class Complex:
             return 0.0
         return float(np.abs(self.nodes[self.edges[:, 1]] - self.nodes[self.edges[:, 0]]).max())
 
+    @cached_property
+    def tets_by_edge(self) -> tuple[np.ndarray, np.ndarray]:
+        """(order, rank): the entries of ``tet_edges.ravel()`` (6 t + local edge) sorted
+        stably by edge, and each sorted entry's place among its edge's tets. Both
+        layouts' edge tables read it (:func:`emjax.dga.edges.edge_tables`): one sort of
+        6 nt keys, 0.7 s at 20.2M DoFs, instead of one per layout."""
+        edge_of = self.tet_edges.ravel()
+        order = np.argsort(edge_of, kind="stable")
+        first = np.concatenate([[0], np.cumsum(self.tets_per_edge)[:-1]])
+        return order, np.arange(order.size) - first[edge_of[order]]
+
     @property
     def num_dofs(self) -> int:
         """Fractioned unknowns: 2 ne half-edge circulations + 4 nt half-dual-edge ones."""

@@ -66,10 +66,8 @@ def edge_tables(ops: Operators, spec: Spec) -> tuple[np.ndarray, dict]:
     code = 16 * np.arange(nt)[:, None] + 8 * neg[:, None] + np.arange(6)[None, :]  # (nt, 6)
     pad = 7  # local edge 7: f[t, 0] - f[t, 0] = 0
     edge_of = cx.tet_edges.ravel()
-    order = np.argsort(edge_of, kind="stable")
+    order, rank = cx.tets_by_edge  # rank: the place of each tet at its edge
     counts = cx.tets_per_edge
-    first = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    rank = np.arange(order.size) - first[edge_of[order]]  # place of each tet at its edge
     gpos = np.empty(ne, np.int64)
     if spec.pallas:  # the edge at G position 1 + p: its rank-r code at starts[p // C] + r C + p % C
         eorder, widths = edge_slices(counts)

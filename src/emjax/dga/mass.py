@@ -32,6 +32,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..driver.host import to_host
 from .complex import C_REF, OTHERS, Complex, hexahedra, local_edge_index
 
 
@@ -196,7 +197,8 @@ def _local_operators(cx: Complex, eps_t, mu_t, sigma_t):
     if not (_on_device() and cx.num_tets >= DEVICE_LOCAL_FROM):
         return _local_math(cx, eps_t, mu_t, ratio, np)
     out = _local_on_device(cx.nodes, cx.tets, cx.volumes, cx.orientation, eps_t, mu_t, ratio)
-    return tuple(None if m is None else np.asarray(m, np.float64) for m in out)
+    # through pinned host memory: 1.3-1.6 GB/s pageable against 40-50 (driver/host.py)
+    return tuple(None if m is None else to_host(m).astype(np.float64, copy=False) for m in out)
 
 
 def choose_buckets(degree: np.ndarray, min_share: float = 0.01,
@@ -301,7 +303,7 @@ def restricted_inverse(M: np.ndarray, free: np.ndarray) -> np.ndarray:
     """(w, w, nv): inverse of M on the free slots of each node, zero elsewhere."""
     device = _on_device() and M.size >= DEVICE_INVERSE_FROM
     inv = _inverse_on_device(M, free) if device else _inverse(M, free, np)
-    return np.ascontiguousarray(np.moveaxis(np.asarray(inv, np.float64), 0, 2))
+    return np.ascontiguousarray(np.moveaxis(to_host(inv).astype(np.float64, copy=False), 0, 2))
 
 
 def _inverse(M, free, xp):

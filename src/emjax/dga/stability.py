@@ -22,6 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..driver.host import to_host
 from . import step as kern
 from .arrays import kernel_arrays, relaid
 from .layout import make_layout
@@ -45,8 +46,8 @@ def spectral_radius(ops, lay=None, base: dict | None = None, iters: int = 300,
     K1 = jax.device_put(kernel_arrays(ops, lay, 1.0, np.float64, lossless=True, base=base))
     v0 = lay.u_from_canonical(np.random.default_rng(seed).standard_normal(ops.nu))
     v, f = _power_iteration(jnp.asarray(v0 * lay.free(ops)), K1, lay.spec, iters)
-    return rayleigh_quotient(ops, lay.u_canonical(np.asarray(v)),
-                             lay.f_canonical(np.asarray(f)))
+    v, f = to_host((v, f))
+    return rayleigh_quotient(ops, lay.u_canonical(v), lay.f_canonical(f))
 
 
 @partial(jax.jit, static_argnames=("spec", "iters"))
