@@ -8,12 +8,14 @@ TARGET: a built-in scenario name (``cylinder-cavity``), a DoF count of the seed'
 mesh (``2.7e6``) or a mesh file (``.vtu``, with the cylinder's source and probe);
 STEPS overrides the scenario's length. Writes one JSON line per (target, kernels) to
 ``$OUT/dga-kernel-choice.jsonl``: set-up, compile and stepping seconds from the run's
-metadata, steps, DoFs, the node buckets' widths and the kernels ``auto`` resolved to.
+metadata, steps, DoFs, the node buckets' widths, the kernels ``auto`` resolved to and
+every program XLA compiled with its time (``jax_log_compiles``).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -41,9 +43,27 @@ def scenario(target: str):
     return sim.model_copy(update={"steps": int(steps)}) if steps else sim
 
 
+class _Compiles(logging.Handler):
+    """JAX's "Finished XLA compilation of NAME in T sec" lines."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        msg = record.getMessage()
+        if "Finished XLA compilation" in msg or "Finished jaxpr to MLIR" in msg:
+            self.lines.append(msg[:200])
+
+
 def child(target: str, kernels: str) -> None:
+    import jax
+
     from emjax.dga.solver import DGASolver
 
+    log = _Compiles()
+    logging.getLogger("jax").addHandler(log)
+    jax.config.update("jax_log_compiles", True)
     sim = scenario(target).model_copy(update={"kernels": kernels})
     t0 = time.perf_counter()
     solver = DGASolver(sim)
@@ -54,7 +74,7 @@ def child(target: str, kernels: str) -> None:
                       "steps": meta["steps"], "widths": widths,
                       **{k: meta.get(k) for k in ("setup_time_s", "compile_time_s",
                                                   "stepping_time_s", "wall_time_s")},
-                      "setup_stages": meta.get("setup_stages")}))
+                      "setup_stages": meta.get("setup_stages"), "compiles": log.lines}))
 
 
 def main(argv: list[str]) -> None:
