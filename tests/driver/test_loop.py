@@ -78,6 +78,41 @@ def test_one_trace_per_chunk_length(request, monkeypatch, tmp_path, small, modul
     assert max(rows) >= 53  # a series of every step was compared
 
 
+@pytest.mark.parametrize(("small", "module", "solver"), [
+    ("small_fdtd3d", "emjax.fdtd.solver", "emjax.fdtd.solver:FDTDSolver"),
+    ("small_dgatd", "emjax.dga.solver", "emjax.dga.solver:DGASolver"),
+])
+def test_a_gpu_run_with_a_short_chunk_compiles_one_program(request, monkeypatch, small,
+                                                           module, solver):
+    """Where programs run all their steps (a GPU's scans, emulated here by
+    ``tail_policy(False)``), a run whose plan ends in a short chunk runs every chunk as
+    the while loop, one program, while its trip tests cost less than a second
+    compilation; past that it compiles the short chunk's own program. Both give the
+    records of the default run bit for bit."""
+    import importlib
+
+    from emjax.driver import loop
+    from emjax.driver.monitors import tail_policy
+
+    make = request.getfixturevalue(small)
+    mod_name, cls_name = solver.split(":")
+    cls = getattr(importlib.import_module(mod_name), cls_name)
+    ref = cls(make(53), chunk=12).run(progress=False)  # 12, 12, 12, 12, 5
+    traces = _count_traces(monkeypatch, module)
+    with tail_policy(False):
+        assert loop.one_program(chunk_plan(0, 53, 12, None), 53)
+        one = cls(make(53), chunk=12).run(progress=False)
+        assert traces == [12], traces
+        monkeypatch.setattr(loop, "TAIL_COMPILE_S", 53 * loop.WHILE_STEP_S / 2)
+        assert not loop.one_program(chunk_plan(0, 53, 12, None), 53)
+        two = cls(make(53), chunk=12).run(progress=False)
+        assert traces == [12, 12, 5], traces
+    for res in (one, two):
+        for name in ref.names:
+            for comp, x in ref[name].data.items():
+                assert np.array_equal(x, res[name].data[comp]), (name, comp)
+
+
 def test_chunk_plan_ends_on_checkpoints():
     for start, steps, chunk, every in [(0, 100, 16, None), (0, 100, 16, 30), (40, 97, 7, 25),
                                        (0, 5, 100, None)]:

@@ -219,7 +219,7 @@ class DGASolver:
         s, ops = self.setup, self.setup.ops
         self.layout = s.layout
         self.spec = s.layout.spec
-        self._compiled: dict[tuple[int, bool], object] = {}  # (length, measured)
+        self._compiled: dict[tuple[int, bool, bool], object] = {}  # (length, measured, tail)
         cur = [k for k, src in enumerate(sim.sources) if src.kind == "current"]
         soft = [k for k, src in enumerate(sim.sources) if src.kind == "soft"]
         self._cur, self._soft = cur, soft
@@ -310,14 +310,15 @@ class DGASolver:
 
     def compiled(self, length: int) -> bool:
         """Whether the driver's (measured) chunk of ``length`` steps is compiled."""
-        return (length, True) in self._compiled
+        return (length, True, monitors.tail_in_program()) in self._compiled
 
     def advance(self, state: dict, step0: int, length: int, measure: bool = False,
                 active: int | None = None):
         """(state, outputs, fields finite)[, the guard's peaks with ``measure``] after
         the first ``active`` (default all) steps of a chunk of ``length``."""
         length, sim = loop.program_length(length, active), self.sim
-        if (length, measure) not in self._compiled:
+        key = (length, measure, monitors.tail_in_program())  # a scan or a while program
+        if key not in self._compiled:
             fn = partial(_chunk, dense=sim.formulation == "dense",
                          energy=tuple(m.interval for m in sim.energy),
                          snapshots=tuple(m.interval for m in sim.snapshots), spec=self.spec,
@@ -326,13 +327,13 @@ class DGASolver:
             fn = measured(fn, self.fields, self.accumulators) if measure else fn
             # XLA:CPU runs the gathers 3-4x faster with the index arrays as constants
             consts = self.consts if self._capture else None
-            self._compiled[length, measure] = jax.jit(
+            self._compiled[key] = jax.jit(
                 (lambda st, xs, n0, na, fn=fn: fn(st, consts, xs, n0, na)) if self._capture
                 else (lambda st, xs, n0, na, c, fn=fn: fn(st, c, xs, n0, na)),
                 donate_argnums=(0,))
         args = (state, self._inputs(step0, length, active), np.int32(step0),
                 np.int32(length if active is None else active), self.consts)
-        return self._compiled[length, measure](*args[:4 if self._capture else 5])
+        return self._compiled[key](*args[:4 if self._capture else 5])
 
     # ---------------------------------------------------------------- run
     def run(self, *, progress: bool = True, checkpoint_every: int | None = None,

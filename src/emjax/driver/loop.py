@@ -24,6 +24,7 @@ import math
 import signal
 import threading
 import time
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -34,7 +35,7 @@ from ..errors import InstabilityError, RunInterrupted, SetupError
 from .checkpoint import load_checkpoint, save_checkpoint
 from .compile_cache import stage_report
 from .guard import Guard
-from .monitors import first_steps, tail_in_program
+from .monitors import first_steps, tail_in_program, tail_policy
 
 
 class Stepper(Protocol):
@@ -97,9 +98,10 @@ def run(solver: Stepper, *, progress: bool = True, checkpoint_every: int | None 
     bar = progress_bar(total, progress)
     bar.update(step)
     stop = StopFlag()
+    plan = chunk_plan(step, total, solver.chunk, checkpoint_every)
     try:
-        with stop:
-            for length, active in chunk_plan(step, total, solver.chunk, checkpoint_every):
+        with stop, tail_policy(True) if one_program(plan, total - step) else nullcontext():
+            for length, active in plan:
                 t0 = time.perf_counter()
                 new = not solver.compiled(program_length(length, active))
                 state, ys, _, measured = solver.advance(state, step, length, measure=True,
@@ -216,6 +218,24 @@ class _Pieces:
 def default_chunk(steps: int) -> int:
     """Steps per chunk when the user gives none: about 20 chunks, 16 to 1000 steps."""
     return int(min(max(math.ceil(steps / 20), 16), 1000))
+
+
+WHILE_STEP_S = 17e-6
+"""Seconds a step of a while-loop chunk costs beyond a scan's on a GPU (its trip test:
+14-17 us on an H100, ``benchmarks/chunk_tail.py``)."""
+TAIL_COMPILE_S = 1.0
+"""Seconds below which a second chunk program's compilation is taken to cost (1.5 s for
+the built-in ``cylinder-cavity``, 4.6 s for a 2.46M-DoF gmsh mesh on an H200)."""
+
+
+def one_program(plan: list[tuple[int, int]], steps: int) -> bool:
+    """Whether a run of ``plan`` (:func:`chunk_plan`) on a backend that runs a program's
+    steps only in full should run every chunk as a while loop of its active steps
+    (:func:`~emjax.driver.monitors.tail_policy`): when it has a short chunk, which would
+    compile a program of its own, and the ``steps`` trip tests (:data:`WHILE_STEP_S`
+    each) cost less than that compilation (:data:`TAIL_COMPILE_S`)."""
+    short = any(active < length for length, active in plan)
+    return (not tail_in_program() and short and steps * WHILE_STEP_S <= TAIL_COMPILE_S)
 
 
 def program_length(length: int, active: int | None) -> int:

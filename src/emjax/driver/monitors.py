@@ -10,7 +10,9 @@ cut to the frames actually taken (:func:`frames_taken`). Energies are sampled ev
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+import contextvars
+from collections.abc import Callable, Iterator, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -71,14 +73,32 @@ def scan_with_frames(body: Callable, state, xs, length: int, buffers: list, acti
     return state, ys
 
 
+_TAIL = contextvars.ContextVar("emjax_tail_in_program", default=None)
+
+
 def tail_in_program() -> bool:
     """Whether a chunk runs a given number of its steps (a while loop of ``active``
     trips) instead of all of them (``lax.scan``): on a CPU, where the two run at the
-    same speed. On an H100 the while loop waits on its trip test each step: 2D TMz at
-    512^2 took 35.8 us a step against 19.0, 3D at 256^3 578 against 564
-    (``benchmarks/chunk_tail.py``, BENCHMARKS.md), so there a run whose step count has
-    no divisor near the chunk compiles a second program for its last chunk."""
-    return jax.default_backend() == "cpu"
+    same speed, and in a run the driver puts under :func:`tail_policy`. On an H100 the
+    while loop waits on its trip test each step: 2D TMz at 512^2 took 35.8 us a step
+    against 19.0, 3D at 256^3 578 against 564 (``benchmarks/chunk_tail.py``,
+    BENCHMARKS.md), so there a run whose step count has no divisor near the chunk either
+    compiles a second program for its last chunk or, where that costs more than the
+    trip tests, runs every chunk as the while loop (:func:`emjax.driver.loop.one_program`)."""
+    forced = _TAIL.get()
+    return jax.default_backend() == "cpu" if forced is None else forced
+
+
+@contextlib.contextmanager
+def tail_policy(on: bool | None) -> Iterator[None]:
+    """:func:`tail_in_program` is ``on`` inside (None: the backend's default). Chunk
+    programs compiled inside carry the choice in their cache keys (the solvers key them
+    by it), so a program of one kind never serves the other."""
+    token = _TAIL.set(on)
+    try:
+        yield
+    finally:
+        _TAIL.reset(token)
 
 
 def step_shapes(record: dict) -> dict:

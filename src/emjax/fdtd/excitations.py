@@ -30,7 +30,7 @@ import numpy as np
 from ..driver import loop
 from ..driver.guard import measured
 from ..driver.memory import available_bytes, refuse_if_too_large
-from ..driver.monitors import step_shapes
+from ..driver.monitors import step_shapes, tail_in_program
 from ..errors import SetupError
 from .collect import collect
 from .memory import estimate
@@ -108,7 +108,8 @@ class BatchedFDTDSolver(FDTDSolver):
         return xs
 
     def _compile(self, length: int, measure: bool = False):
-        if (length, measure) not in self._compiled:
+        key = (length, measure, tail_in_program())  # as FDTDSolver._compile keys them
+        if key not in self._compiled:
             fn = partial(_chunk, setup=self.setup, length=length, step=self.step_fn,
                          field=self.field_fn, per_step=step_shapes(super().empty_record()))
             axes = state_axes()
@@ -119,8 +120,8 @@ class BatchedFDTDSolver(FDTDSolver):
                                out_axes=(axes, 1, 0))
             if measure:  # the peaks over every excitation at once
                 batched = measured(batched, self.fields, self.accumulators)
-            self._compiled[length, measure] = jax.jit(batched, donate_argnums=(0,))
-        return self._compiled[length, measure]
+            self._compiled[key] = jax.jit(batched, donate_argnums=(0,))
+        return self._compiled[key]
 
     def empty_record(self) -> dict:
         return jax.tree.map(lambda a: np.zeros((0, self.group, *a.shape[1:]), a.dtype),

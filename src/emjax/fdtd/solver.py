@@ -97,7 +97,7 @@ class FDTDSolver:
         src_comps = sorted({e.comp for e in s.sources})
         self._src_cols = {c: [k for k, e in enumerate(s.sources) if e.comp == c] for c in src_comps}
         self._consts = None
-        self._compiled: dict[tuple[int, bool], object] = {}  # (length, measured)
+        self._compiled: dict[tuple[int, bool, bool], object] = {}  # (length, measured, tail)
 
     # ----------------------------------------------------------------- arrays
     def constants(self) -> dict:
@@ -185,17 +185,17 @@ class FDTDSolver:
         return xs
 
     def _compile(self, length: int, measure: bool = False):
-        if (length, measure) not in self._compiled:
+        key = (length, measure, monitors.tail_in_program())  # a scan or a while program
+        if key not in self._compiled:
             fn = partial(_chunk, setup=self.setup, length=length, step=self.step_fn,
                          field=self.field_fn, per_step=monitors.step_shapes(self.empty_record()))
             if measure:
                 fn = measured(fn, self.fields, self.accumulators)
-            self._compiled[length, measure] = jax.jit(fn, donate_argnums=(0,),
-                                                      **self._shardings(measure))
-        return self._compiled[length, measure]
+            self._compiled[key] = jax.jit(fn, donate_argnums=(0,), **self._shardings(measure))
+        return self._compiled[key]
 
     def compiled(self, length: int) -> bool:  # the driver's (measured) chunk
-        return (length, True) in self._compiled
+        return (length, True, monitors.tail_in_program()) in self._compiled
 
     def chunk_args(self, state, step0: int, length: int, active: int | None = None) -> tuple:
         """The arguments of the compiled chunk of ``length`` from ``step0`` that runs its

@@ -75,7 +75,7 @@ class FDTD2DSolver(FDTDSolver):
         self._src_keys = keys
         self._src_cols = {k: [i for i, kk in enumerate(keys) if kk == k] for k in sorted(set(keys))}
         self._consts = None
-        self._compiled: dict[tuple[int, bool], object] = {}  # (length, measured)
+        self._compiled: dict[tuple[int, bool, bool], object] = {}  # (length, measured, tail)
         self.init_state = partial(zeros_of, self.init_state)
         setup = s
 
