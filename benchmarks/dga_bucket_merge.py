@@ -1,13 +1,14 @@
 """Experiment: fewer, wider node buckets for the XLA kernels (issue 24): their step
 program's compile time against their step time on a mesh of many node degrees.
 
-    python benchmarks/dga_bucket_merge.py MESH [MIN_SHARE ...]
+    python benchmarks/dga_bucket_merge.py MESH [MIN_SHARE ...] [-- KERNELS ...]
 
 MESH: a mesh file (.vtu, ...) or ``ring:DOFS``. For each ``min_share`` of
 :func:`emjax.dga.mass.assemble` (default 0.01, the solver's; larger merges more small
 degree groups into the next width, padding their nodes): the buckets, the padded share of
-u, and from :func:`emjax.bench.dga.time_kernels` (XLA layout, float32) the step loop's
-compile seconds and its ms per step. One JSON line per share.
+u, and from :func:`emjax.bench.dga.time_kernels` (float32; KERNELS default ``xla``,
+``pallas`` on a GPU) the step loop's compile seconds and its ms per step and Ampere
+half-step. One JSON line per share and kernels.
 """
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ def mesh_of(arg: str):
 
 
 def main(argv: list[str]) -> None:
+    kinds = ["xla"]
+    if "--" in argv:
+        argv, kinds = argv[:argv.index("--")], argv[argv.index("--") + 1:]
     mesh = mesh_of(argv[0])
     shares = [float(a) for a in argv[1:]] or [0.01, 0.05, 0.1, 0.2]
     cx = build(mesh)
@@ -42,14 +46,19 @@ def main(argv: list[str]) -> None:
                                      axis=1)))
     for share in shares:
         ops = assemble(cx, np.full(nt, eps0), np.full(nt, mu0), None, min_share=share)
-        lay = make_layout(ops, "xla")
-        t = time_kernels(ops, lay, 0.2 * h / c0, n=50, repeats=3)
-        print(json.dumps({"mesh": argv[0], "min_share": share,
-                          "widths": [int(b.width) for b in ops.buckets],
-                          "padded_share": 1 - 2 * cx.num_edges / ops.nu,
-                          "step_compile_s": t["step_compile_s"],
-                          "step_ms": t["step_s"] * 1e3, "ampere_ms": t["ampere_s"] * 1e3}),
-              flush=True)
+        for kind in kinds:
+            _one(argv[0], share, kind, ops, cx, h)
+
+
+def _one(name: str, share: float, kind: str, ops, cx, h: float) -> None:
+    lay = make_layout(ops, kind)
+    t = time_kernels(ops, lay, 0.2 * h / c0, n=50, repeats=3)
+    print(json.dumps({"mesh": name, "min_share": share, "kernels": kind,
+                      "widths": [int(b.width) for b in ops.buckets],
+                      "padded_share": 1 - 2 * cx.num_edges / ops.nu,
+                      "step_compile_s": t["step_compile_s"],
+                      "step_ms": t["step_s"] * 1e3, "ampere_ms": t["ampere_s"] * 1e3}),
+          flush=True)
 
 
 if __name__ == "__main__":

@@ -67,7 +67,7 @@ def test_packed_energy_equals_dense_quadratic_form(kernels):
     cx = build(build_mesh(mesh))  # the ring mesh: nodes of odd and even degree
     n = cx.num_tets
     ops = mass.assemble(cx, eps0 * (1 + np.arange(n) % 3), np.full(n, mu0), np.zeros(n),
-                        min_count=8)
+                        min_count=8, min_share=0.01)
     widths = {b.width % 2 for b in ops.buckets}
     assert widths == {0, 1}, [b.width for b in ops.buckets]  # both packings exercised
     lay = make_layout(ops, kernels)

@@ -56,7 +56,7 @@ from .layout import Layout, layout_spec
 from .mass import Bucket, Operators
 from .mesh import TetMesh
 
-CACHE_VERSION = 5  # 4: rho from the XLA kernels, host Rayleigh quotient; 5: no kernels in the key
+CACHE_VERSION = 6  # 5: no kernels in the key; 6: node buckets of mass.NODE_MIN_SHARE
 """Bumped whenever the arrays built for a key change (a cache from before is then missed)."""
 
 _CX = ("nodes", "tets", "orientation", "volumes", "edges", "tet_edges", "edge_boundary",
