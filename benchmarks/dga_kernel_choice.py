@@ -43,21 +43,9 @@ def scenario(target: str):
     return sim.model_copy(update={"steps": int(steps)}) if steps else sim
 
 
-class _Compiles(logging.Handler):
-    """JAX's "Finished XLA compilation of NAME in T sec" lines."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.lines: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        msg = record.getMessage()
-        if "Finished XLA compilation" in msg or "Finished jaxpr to MLIR" in msg:
-            self.lines.append(msg[:200])
-
-
 def child(target: str, kernels: str) -> None:
     import jax
+    from dga_setup_cache import _Compiles  # this folder's: run as a script
 
     from emjax.dga.solver import DGASolver
 

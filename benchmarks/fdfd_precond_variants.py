@@ -5,22 +5,24 @@ traffic floor).
     python benchmarks/fdfd_precond_variants.py N|head [VARIANT ...]
 
 VARIANT is MODE[:DTYPE[:PRECISION]]:
-* MODE ``einsum``: :func:`emjax.fdfd.precond.apply_fast_diag` as it is (one batched
-  einsum per axis, the component as batch); ``minor``: the z transform written with u
-  as the left operand (``cxyb,cab->cxya``), so that its product comes out in u's order
-  without a transpose; ``bcast``: ``minor`` with the y matrices stored once per x
-  (3, nx, n, n), so that the y transform is a product batched over (c, x) in u's order;
-  ``planar``: the transforms on (re, im) float planes as real
-  products of a (2n x 2n)-free split (four real products per axis, no complex GEMM).
+* MODE ``einsum``: :func:`emjax.fdfd.precond.apply_fast_diag` as it was before 115a78f
+  (one batched einsum per axis, the component as batch, each matrix on the left);
+  ``minor``: the z transform written with u as the left operand (``cxyb,cab->cxya``),
+  so that its product comes out in u's order without a transpose; ``bcast``: ``minor``
+  with the y matrices stored once per x, (3, nx, n, n), so that the y transform is a
+  product batched over (c, x) in u's order (what the solver does on a GPU since
+  115a78f); ``planar``: the transforms on (re, im) float planes as real products (four
+  per axis, no complex GEMM).
 * DTYPE ``c128`` (default) or ``c64``: the preconditioner applied in complex64 (r cast
   down, z cast up; the operands stored in complex64), COCG itself in complex128.
 * PRECISION ``highest`` (default), ``high`` or ``default`` (XLA:GPU: TF32 for float32).
 
 For each: the seconds of one application (median of 20), its largest relative
-difference from the complex128 ``einsum`` application, and preconditioned COCG on the
-seed's sphere at N^3 (or the built-in head) to 1e-6 from zero (compile excluded):
-iterations, seconds, ms per iteration and the true residual; with the traffic floor of
-one iteration (10 complex128 vectors of 3 N^3 read or written, at the copy bandwidth
+difference from the complex128 application of
+:func:`emjax.fdfd.precond.apply_fast_diag`, and preconditioned COCG on the seed's
+sphere at N^3 (or the built-in head) to 1e-6 from zero (compile excluded): iterations,
+seconds, ms per iteration and the true residual; with the traffic floor of one
+iteration (10 complex128 vectors of 3 N^3 read or written, at the copy bandwidth
 measured here).
 """
 
@@ -62,9 +64,8 @@ def build(case: str):
 
 
 def _mats(mats, dtype):
-    half, integer = mats
-    return [jnp.stack([half[b] if b == a else integer[b] for a in range(3)]).astype(dtype)
-            for b in range(3)]
+    """The (3, n, n) matrices of each axis (the y ones taken back from per-x storage)."""
+    return [(m if m.ndim == 3 else m[:, 0]).astype(dtype) for m in mats]
 
 
 _SPECS = {"einsum": ("cab,cbyz->cayz", "cab,cxbz->cxaz", "cab,cxyb->cxya"),
@@ -130,14 +131,7 @@ def make_variant(pops, name: str):
         else:
             z = _transform(p["inv"], zh, mode, prec)
         z = (p["r"] * z).astype(y.dtype)
-        wall = []
-        for a in range(3):
-            m = jnp.zeros(shape, bool)
-            for b in range(3):
-                if b != a:
-                    m = m | (lax.broadcasted_iota(jnp.int32, shape, b) == 0)
-            wall.append(m)
-        return jnp.where(jnp.stack(wall), p["inv_wall"] * y, z)
+        return jnp.where(precond.wall_samples(shape), p["inv_wall"] * y, z)
 
     return apply, q
 

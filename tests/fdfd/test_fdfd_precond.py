@@ -29,16 +29,21 @@ from emjax.fdfd import operator, precond  # noqa: E402
 MV = operator.matvec_sep_stencil
 
 
-@pytest.fixture(scope="module")
-def prep():
+def _sphere(size):
+    """The coarse sphere of the module docstring in a box of ``size`` (m), unpreconditioned."""
     sim = FDFD3D(
-        domain=Domain(size=(0.32, 0.32, 0.32), spacing=0.02), frequency=1e9,
+        domain=Domain(size=size, spacing=0.02), frequency=1e9,
         structures=[Structure(geometry=Sphere(radius=0.072),
                               medium=Medium(eps_r=4.0, sigma=0.05))],
         boundary=PML(thickness=4), rcs=False, solver=FDFDSolver(tol=1e-11, max_iter=4000))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return fsolver.prepare(sim, storage="separable", preconditioner="none")
+
+
+@pytest.fixture(scope="module")
+def prep():
+    return _sphere((0.32, 0.32, 0.32))
 
 
 def _pops(prep, ops, shift, kw_wall, per_x=None):
@@ -52,14 +57,7 @@ def _pops(prep, ops, shift, kw_wall, per_x=None):
 def oblong():
     """The sphere in a box of three different sides (the y matrices per x are (3, nx,
     ny, ny): a cube would hide a swapped axis)."""
-    sim = FDFD3D(
-        domain=Domain(size=(0.40, 0.32, 0.36), spacing=0.02), frequency=1e9,
-        structures=[Structure(geometry=Sphere(radius=0.072),
-                              medium=Medium(eps_r=4.0, sigma=0.05))],
-        boundary=PML(thickness=4), rcs=False, solver=FDFDSolver(tol=1e-11, max_iter=4000))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return fsolver.prepare(sim, storage="separable", preconditioner="none")
+    return _sphere((0.40, 0.32, 0.36))
 
 
 @pytest.mark.parametrize("per_x", [False, True])

@@ -155,7 +155,13 @@ def apply_fast_diag(pops, y):
     z = _transform3(pops["inv"], jnp.stack(zh))
     if r is not None:
         z = r * z
-    # wall samples (index 0 along the axes other than the component's): 1 / kw there
+    return jnp.where(wall_samples(shape), pops["inv_wall"] * y, z)
+
+
+def wall_samples(shape):
+    """(3, nx, ny, nz) bool: the E samples on a lower PEC wall (index 0 along an axis
+    other than the component's), decoupled in the symmetrized system: M gives them
+    1 / kw."""
     wall = []
     for a in range(3):
         m = jnp.zeros(shape, bool)
@@ -163,4 +169,4 @@ def apply_fast_diag(pops, y):
             if b != a:
                 m = m | (lax.broadcasted_iota(jnp.int32, shape, b) == 0)
         wall.append(m)
-    return jnp.where(jnp.stack(wall), pops["inv_wall"] * y, z)
+    return jnp.stack(wall)
