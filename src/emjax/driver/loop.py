@@ -99,8 +99,10 @@ def run(solver: Stepper, *, progress: bool = True, checkpoint_every: int | None 
     bar.update(step)
     stop = StopFlag()
     plan = chunk_plan(step, total, solver.chunk, checkpoint_every)
+    # decided on the whole run's plan, so that a resumed run steps as the first did
+    whole = one_program(chunk_plan(0, total, solver.chunk, checkpoint_every), total)
     try:
-        with stop, tail_policy(True) if one_program(plan, total - step) else nullcontext():
+        with stop, tail_policy(True) if whole else nullcontext():
             for length, active in plan:
                 t0 = time.perf_counter()
                 new = not solver.compiled(program_length(length, active))
