@@ -227,3 +227,13 @@ def test_generated_meshes_pass_every_check(kind, args):
     assert np.array_equal(checked.tets, mesh.tets) and np.all(mesh.volumes > 0)
     raw = TetMesh(mesh.nodes, mesh.tets[:, [0, 1, 3, 2]])  # every tet reversed
     assert raw.flipped == mesh.num_tets and np.array_equal(raw.tets, mesh.tets)
+
+
+@pytest.mark.parametrize("scale", [1e-120, 1e120])
+def test_generated_meshes_of_hostile_sizes_are_refused_by_the_checks(scale):
+    """Sizes whose volumes underflow or overflow fall back to TetMesh's checks, which
+    refuse them as before the generators skipped them."""
+    with pytest.raises(SetupError, match=r"degenerate|overflow"):
+        structured.box(size=(scale,) * 3, shape=(2, 2, 2))
+    with pytest.raises(SetupError, match=r"degenerate|overflow"):
+        structured.cylinder(radius=scale, height=scale, rings=2, layers=2, renumber=False)

@@ -92,9 +92,13 @@ class TetMesh:
         if rep.any():
             k = int(np.argmax(rep))
             raise SetupError(f"tetrahedron {k} repeats a node {tets[k].tolist()}: degenerate")
-        vol = signed_volumes(nodes, tets)
-        h = mean_edge(nodes, tets)
-        tiny = np.abs(vol) <= 1e-10 * h**3
+        with np.errstate(over="ignore", invalid="ignore"):
+            vol = signed_volumes(nodes, tets)
+            h3 = np.float64(mean_edge(nodes, tets)) ** 3
+            tiny = np.abs(vol) <= 1e-10 * h3
+        if not (np.all(np.isfinite(vol)) and np.isfinite(h3)):
+            raise SetupError(f"mesh coordinates reach {np.abs(nodes).max():.3g} m: tet volumes "
+                             "overflow float64; give the mesh in metres (a file's 'scale')")
         if tiny.any():
             k = int(np.argmax(tiny))
             raise SetupError(
