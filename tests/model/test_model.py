@@ -514,6 +514,23 @@ def test_bad_mu_r():
     _fails(_with(background={"mu_r": 5e-324}), "background.mu_r = 5e-324", "0.000001")
 
 
+def test_bad_amplitude_beyond_the_dtype():
+    src = {**BASE["sources"][0], "amplitude": -1e39}  # its samples would be inf in float32
+    _fails(_with(sources=[src]), "sources[0].amplitude = -1e+39", "float32 (3.4e+38)",
+           "float64")
+    assert load_scenario(_with(sources=[src], dtype="float64")).sources[0].amplitude == -1e39
+    src2d = {"type": "LineSource", "position": [0, 0], "waveform": src["waveform"],
+             "amplitude": 4e38}
+    d2 = {"type": "FDTD2D", "domain": {"size": [0.02, 0.02], "spacing": 1e-3}, "steps": 10,
+          "sources": [src2d]}
+    _fails(d2, "sources[0].amplitude = 4e+38")
+    from emjax.scenarios import load_builtin
+
+    dga = load_builtin("cylinder-cavity").model_dump(mode="json")
+    dga["sources"][0]["amplitude"] = 1e300
+    _fails(dga, "sources[0].amplitude = 1e+300", "float32")
+
+
 def test_bad_sigma():
     _fails(_with(background={"sigma": -0.25}), "background.sigma = -0.25:",
            "greater than or equal to 0")

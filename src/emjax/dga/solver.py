@@ -306,7 +306,8 @@ class DGASolver:
         t = (loop.input_steps(step0, length, active) + 0.5) * s.dt
         w = np.stack([g(t) * a for g, a in zip(self._waves, self._amp, strict=True)], axis=1) \
             if self._waves else np.zeros((length, 0))
-        return {"cur": w[:, self._cur].astype(s.dtype), "soft": w[:, self._soft].astype(s.dtype)}
+        with np.errstate(over="ignore"):  # inf in float32: the guard names the cause
+            return {"cur": w[:, self._cur].astype(s.dtype), "soft": w[:, self._soft].astype(s.dtype)}
 
     def compiled(self, length: int) -> bool:
         """Whether the driver's (measured) chunk of ``length`` steps is compiled."""

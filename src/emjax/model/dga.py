@@ -19,6 +19,7 @@ from .files import scenario_file
 from .media import Medium
 from .monitors import EnergyMonitor, Probe
 from .scenario import MAX_STEPS, _Scenario
+from .sources import amplitude_problems
 from .waveforms import Waveform
 
 TETS_PER_EDGE_CUBE = 12.0
@@ -203,6 +204,7 @@ class DGATD(_Scenario):
             problems.append(
                 f"mesh: edge_length = {self.mesh.edge_length:g} m makes about {est:.3g} "
                 f"tetrahedra, more than {MAX_TETS} (int32 indices); coarsen edge_length")
+        problems += amplitude_problems(self.sources, self.dtype)
         tags = [r.tag for r in self.regions]
         dup = sorted({t for t in tags if tags.count(t) > 1})
         if dup:

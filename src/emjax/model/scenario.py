@@ -22,7 +22,7 @@ from .geometry import Geometry, Voxels
 from .media import PEC, AnyMedium, Medium
 from .monitors import DFTMonitor, FieldSnapshot, FluxMonitor, Monitor, Probe
 from .pml_rules import pml_interior_problem, thick_pml_problems
-from .sources import Source, excitation_problems
+from .sources import Source, amplitude_problems, excitation_problems
 
 MAX_CELLS_PER_AXIS = 2**24
 """Cells along one axis: 16.7 million, far past any grid that fits in memory (which
@@ -304,6 +304,7 @@ class FDTD3D(_TimeDomain):
         problems += _placement_problems(self)
         problems += _dispersive_background_problems(self)
         problems += excitation_problems(self.sources, self.port_excitation)
+        problems += amplitude_problems(self.sources, self.dtype)
         problems += storage_problems(self)
         if problems:
             raise ValueError("\n".join(problems))  # one line each

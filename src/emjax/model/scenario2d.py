@@ -32,7 +32,7 @@ from .scenario import (
     storage_problems,
     time_step_problems,
 )
-from .sources import PlaneWave
+from .sources import PlaneWave, amplitude_problems
 from .waveforms import Waveform
 
 Vec2 = tuple[float, float]
@@ -308,6 +308,7 @@ class FDTD2D(_TimeDomain):
             problems += time_step_problems(self)
         problems += _placement_problems_2d(self)
         problems += storage_problems(self)
+        problems += amplitude_problems(self.sources, self.dtype)
         if problems:
             raise ValueError("\n".join(problems))  # one line each
         return self

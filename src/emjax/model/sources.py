@@ -245,6 +245,15 @@ Source = Annotated[PointDipole | EdgeSource | LumpedPort | WaveguidePort | Plane
                    Field(discriminator="type")]
 
 
+def amplitude_problems(sources, dtype: str) -> list[str]:
+    """Source amplitudes past the largest number of the run's ``dtype``: their samples
+    could not even be stored (waveforms peak at 1), refused before any set-up."""
+    top = float(np.finfo(dtype).max)
+    return [f"sources[{i}].amplitude = {s.amplitude:.6g} is beyond the largest {dtype} "
+            f"({top:.3g}); lower it or use dtype = 'float64'"
+            for i, s in enumerate(sources) if not abs(s.amplitude) <= top]
+
+
 def excitation_problems(sources, port_excitation: str) -> list[str]:
     """port_excitation = 'each' needs an excited port and no source outside the ports
     (a dipole or plane wave would be on in every excitation and mix into every column)."""
