@@ -55,6 +55,7 @@ def test_round_trip_hit(small_dgatd, in_tmp):
     sim = _lossy(small_dgatd)
     first = prepare(sim)
     assert first.cache == "miss" and "power iteration" in first.stages
+    cache.wait()  # written on the cache's own thread
     files = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file())
     assert {f.parts[:2] for f in files} == {("dga", first.cache_key)}
     assert "manifest.json" in {f.name for f in files}
@@ -81,15 +82,17 @@ def test_damaged_file_rebuilt(small_dgatd, in_tmp, damage):
     tmp_path = in_tmp
     sim = small_dgatd()
     built = prepare(sim)
+    cache.wait()
     path = tmp_path / "dga" / built.cache_key
     if damage == "truncated":  # a write cut short: an array shorter than its header says
-        npy = path / "ops_Mmu.npy"
+        npy = path / "ops_Mmu10.npy"
         npy.write_bytes(npy.read_bytes()[: npy.stat().st_size // 2])
     elif damage == "missing":
         (path / "cx_tets.npy").unlink()
     else:  # a valid folder of another key under this one's name
         other = cache.save(tmp_path / "dga", "0" * 64, built.mesh, built.cx, built.ops, 1.0,
                            built.layout)
+        cache.wait()
         shutil.rmtree(path)
         other.rename(path)
     again = prepare(sim)
@@ -124,6 +127,7 @@ def test_kernel_arrays_kept_per_dt_and_dtype(small_dgatd, in_tmp):
     sim = _lossy(small_dgatd, steps=12, energy=[em.EnergyMonitor(name="W", interval=3)])
     first = DGASolver(sim)
     ran = first.run(progress=False)
+    cache.wait()
     root = in_tmp / "dga" / first.setup.cache_key
     assert len(list(root.glob("kernels-*"))) == 1
     assert [p.name for p in root.glob("energy-*")] == ["energy-float32"]
@@ -142,6 +146,7 @@ def test_kernel_arrays_kept_per_dt_and_dtype(small_dgatd, in_tmp):
     # another safety (dt) or dtype: other kernel arrays; the energy's per dtype only
     DGASolver(sim.model_copy(update={"safety": 0.8}))
     DGASolver(sim.model_copy(update={"dtype": "float64"}))
+    cache.wait()
     assert len(list(root.glob("kernels-*"))) == 3
     assert sorted(p.name for p in root.glob("energy-*")) == ["energy-float32", "energy-float64"]
     npy = root / "energy-float32" / "K.Mmu.npy"  # cut short: rebuilt, equal again

@@ -32,15 +32,8 @@ import numpy as np
 from . import tiles
 from .edges import edge_tables, table_codes
 from .layout import Layout
-from .mass import Bucket, Operators, lossy_factors, restricted_inverse
-
-SYM4 = ((0, 0), (1, 1), (2, 2), (3, 3), (0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3))
-"""Packed order of the 10 entries of a symmetric 4x4 matrix (rows of K["Ms"])."""
-
-
-def pack_sym4(M: np.ndarray) -> np.ndarray:
-    """Symmetric (4, 4, n) -> (10, n): its upper triangle in ``SYM4`` order."""
-    return np.stack([M[k, m] for k, m in SYM4])
+from .local import SYM4, pack_sym4
+from .mass import Bucket, Operators, lossy_factors
 
 
 def _pack_cyclic(M: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
@@ -118,15 +111,12 @@ def _packed_inverse(b: Bucket) -> tuple[np.ndarray, np.ndarray | None]:
 
 def kernel_base(ops: Operators, lay: Layout) -> dict:
     """What :func:`kernel_arrays` forms the same way for every dt and dtype, in float64:
-    ``Ms1`` (10, nt) (``Ms`` at dt = 1), the edge tables and ``gpos``, and each bucket's
-    packed inverse (lossless buckets scale it by dt; lossy ones form theirs from dt). The
-    set-up forms it once for the power iteration's arrays and the run's."""
-    cx = ops.cx
-    Minv = restricted_inverse(ops.Mmu, np.ones((4, cx.num_tets), bool))  # (4, 4, nt)
-    Minv = 0.5 * (Minv + np.swapaxes(Minv, 0, 1))
-    Ms1 = pack_sym4(Minv) * cx.orientation[None, :]
+    ``Ms1`` (10, nt) (``Ms`` at dt = 1, the operators' own), the edge tables and
+    ``gpos``, and each bucket's packed inverse (lossless buckets scale it by dt; lossy
+    ones form theirs from dt). The set-up forms it once for the power iteration's
+    arrays and the run's."""
     gpos, tables = edge_tables(ops, lay.spec)
-    return {"Ms1": Ms1, "gpos": gpos, "tables": tables,
+    return {"Ms1": ops.Ms1, "gpos": gpos, "tables": tables,
             "packed": [_packed_inverse(b) for b in ops.buckets]}
 
 
@@ -171,7 +161,7 @@ def energy_arrays(ops: Operators, dtype) -> dict:
         rows = D.reshape(-1, D.shape[-1])
         return (rows if Dh is None else np.concatenate([rows, Dh])).astype(dtype)
 
-    return {"Mmu": pack_sym4(ops.Mmu).astype(dtype), "Meps": [node(b.Meps) for b in ops.buckets]}
+    return {"Mmu": ops.Mmu10.astype(dtype), "Meps": [node(b.Meps) for b in ops.buckets]}
 
 
 def sparse_arrays(ops: Operators, lay: Layout, dt: float, dtype) -> dict:

@@ -1,17 +1,11 @@
-"""Fractioned mass matrices, local curls and the GPU layout of the DGATD operators.
+"""The DGATD operators: node buckets, the fractioned mass matrices summed into them,
+their restricted inverses, and the global sparse matrices of the seed's formulation.
 
-Seed 004, eqs. (3)-(6). In each hexahedron Omega_r (tet t, local node i) the uniform
-basis functions are the dual bases of the tangent vectors, ``w^m . a^n = delta_mn``,
-so ``W = A^{-T}`` and, with |Omega_r| = V_t / 4 (the barycentric subdivision splits a
-tet into four parts of equal volume),
-
-    M^eps_r = eps V/4 (A^T A)^{-1},     M^mu_r = mu V/4 (A~^T A~)^{-1}.
-
-The four M^mu_r of a tet assemble into the 4x4 M^mu_t on its four half dual edges;
-the M^eps_r around a node assemble into M^eps_v on its ``degree`` half edges. The
-Faraday step uses ``A_t = (M^mu_t)^{-1} s_t C_REF`` (4 x 6 on full-edge circulations);
-the Ampere step uses ``(M^eps_v)^{-1} diag(sign)`` per node, restricted to the half
-edges that are not on a PEC boundary edge (those stay zero).
+Seed 004, eqs. (3)-(6); the local matrices are :mod:`emjax.dga.local`'s. The Faraday
+step uses ``s_t (M^mu_t)^{-1}`` (``Ms1``; with the curl, ``A_t = (M^mu_t)^{-1} s_t
+C_REF``, 4 x 6 on full-edge circulations); the Ampere step uses ``(M^eps_v)^{-1}
+diag(sign)`` per node, restricted to the half edges that are not on a PEC boundary
+edge (those stay zero).
 
 Canonical layout (the kernels' layouts of :mod:`emjax.dga.layout` permute it; see
 :mod:`emjax.dga.step` for the kernels and the bytes they move):
@@ -26,14 +20,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import partial
-from types import SimpleNamespace
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from ..driver.host import to_host
-from .complex import C_REF, OTHERS, Complex, hexahedra, local_edge_index
+from .complex import C_REF, Complex
+from .local import corner_slots, local_math, node_sum, operators_on_device, unpack_sym4
 
 
 @dataclass(frozen=True, eq=False)
@@ -61,8 +55,9 @@ class Operators:
 
     Attributes:
         cx: the complex.
-        A: (4, 6, nt) Faraday matrices ``(M^mu_t)^{-1} C_t`` (1/H per m... : f per u).
-        Mmu: (4, 4, nt) for the energy.
+        Ms1: (10, nt) ``s_t (M^mu_t)^{-1}`` symmetrised, packed in ``local.SYM4`` order
+            (1/H per m: the Faraday step's f per curl of u, with ``C_REF``).
+        Mmu10: (10, nt) M^mu_t packed the same way (for the energy).
         hs, he: (6, nt) flat u positions of the side-0 and side-1 halves of each local edge.
         buckets: list of :class:`Bucket`.
         nu: length of the flat u (padding included).
@@ -70,8 +65,8 @@ class Operators:
     """
 
     cx: Complex
-    A: np.ndarray
-    Mmu: np.ndarray
+    Ms1: np.ndarray
+    Mmu10: np.ndarray
     hs: np.ndarray
     he: np.ndarray
     buckets: list[Bucket]
@@ -83,77 +78,15 @@ class Operators:
     def lossy(self) -> bool:
         return any(b.Msig is not None for b in self.buckets)
 
+    @property
+    def Mmu(self) -> np.ndarray:
+        """(4, 4, nt) M^mu_t, unpacked (tests, references)."""
+        return unpack_sym4(self.Mmu10)
 
-def hex_matrices(cx: Complex, eps_t, mu_t, xp=np):
-    """(Me_r, Mmu_r): (nt, 4, 3, 3) fractioned local mass matrices (F and H units);
-    ``xp`` as in :func:`emjax.dga.complex.hexahedra`."""
-    a, at = hexahedra(cx, xp=xp)
-    q = xp.asarray(cx.volumes)[:, None, None, None] / 4.0
-    Ge = inv3(_gram(a, xp), xp)
-    Gm = inv3(_gram(at, xp), xp)
-    return (xp.asarray(eps_t)[:, None, None, None] * q * Ge,
-            xp.asarray(mu_t)[:, None, None, None] * q * Gm)
-
-
-def _gram(a, xp):
-    """(..., 3, 3) Gram matrices a^T a of a stack (..., 3, 3). In JAX a product and a
-    sum, which XLA fuses into one loop: as a batched dot it became a cuBLAS call whose
-    autotuning and compilation made the local matrices' program compile for 3.8 s on a
-    2.46M-DoF mesh against 1.6 s (H200, 2026-11-28, with :func:`inv4`)."""
-    if xp is np:
-        return np.einsum("tixm,tixn->timn", a, a)
-    return (a[..., :, :, None] * a[..., :, None, :]).sum(-3)
-
-
-def inv4(M, xp=jnp):
-    """Inverse of a stack (..., 4, 4) from its 2 x 2 minors (the adjugate over the
-    determinant), elementwise: the device path's replacement of a batched LU solve."""
-    m = [[M[..., i, j] for j in range(4)] for i in range(4)]
-    s = [m[0][a] * m[1][b] - m[1][a] * m[0][b] for a, b in _PAIRS]  # rows 0, 1
-    c = [m[2][a] * m[3][b] - m[3][a] * m[2][b] for a, b in _PAIRS]  # rows 2, 3
-    det = s[0] * c[5] - s[1] * c[4] + s[2] * c[3] + s[3] * c[2] - s[4] * c[1] + s[5] * c[0]
-    adj = [[m[1][1] * c[5] - m[1][2] * c[4] + m[1][3] * c[3],
-            -m[0][1] * c[5] + m[0][2] * c[4] - m[0][3] * c[3],
-            m[3][1] * s[5] - m[3][2] * s[4] + m[3][3] * s[3],
-            -m[2][1] * s[5] + m[2][2] * s[4] - m[2][3] * s[3]],
-           [-m[1][0] * c[5] + m[1][2] * c[2] - m[1][3] * c[1],
-            m[0][0] * c[5] - m[0][2] * c[2] + m[0][3] * c[1],
-            -m[3][0] * s[5] + m[3][2] * s[2] - m[3][3] * s[1],
-            m[2][0] * s[5] - m[2][2] * s[2] + m[2][3] * s[1]],
-           [m[1][0] * c[4] - m[1][1] * c[2] + m[1][3] * c[0],
-            -m[0][0] * c[4] + m[0][1] * c[2] - m[0][3] * c[0],
-            m[3][0] * s[4] - m[3][1] * s[2] + m[3][3] * s[0],
-            -m[2][0] * s[4] + m[2][1] * s[2] - m[2][3] * s[0]],
-           [-m[1][0] * c[3] + m[1][1] * c[1] - m[1][2] * c[0],
-            m[0][0] * c[3] - m[0][1] * c[1] + m[0][2] * c[0],
-            -m[3][0] * s[3] + m[3][1] * s[1] - m[3][2] * s[0],
-            m[2][0] * s[3] - m[2][1] * s[1] + m[2][2] * s[0]]]
-    return xp.stack([xp.stack(r, -1) for r in adj], -2) / det[..., None, None]
-
-
-_PAIRS = ((0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3))
-
-
-def inv3(M, xp=np):
-    """Inverse of a stack (..., 3, 3) by cofactors (10x faster than batched LAPACK)."""
-    c0 = xp.cross(M[..., 1, :], M[..., 2, :])
-    c1 = xp.cross(M[..., 2, :], M[..., 0, :])
-    c2 = xp.cross(M[..., 0, :], M[..., 1, :])
-    det = xp.einsum("...i,...i->...", M[..., 0, :], c0)
-    return xp.stack([c0, c1, c2], axis=-1) / det[..., None, None]
-
-
-def tet_mu_matrix(Mmu_r, xp=np):
-    """Assemble the four Omega_r matrices of each tet into (nt, 4, 4) on its faces."""
-    M = xp.zeros((Mmu_r.shape[0], 4, 4), Mmu_r.dtype)
-    for i in range(4):
-        o = OTHERS[i]
-        at = (slice(None), o[:, None], o[None, :])
-        if xp is np:
-            M[at] += Mmu_r[:, i]
-        else:
-            M = M.at[at].add(Mmu_r[:, i])
-    return M
+    @property
+    def A(self) -> np.ndarray:
+        """(4, 6, nt) Faraday matrices ``(M^mu_t)^{-1} s_t C_REF`` (f per u)."""
+        return np.einsum("kmt,me->ket", unpack_sym4(self.Ms1), C_REF)
 
 
 def _on_device() -> bool:
@@ -169,36 +102,6 @@ DEVICE_LOCAL_FROM = 500_000
 :func:`_on_device`): their program compiles in 1.8-3.7 s on an H200's host where NumPy
 takes about 5 us per tet, so a smaller mesh (the built-in ``cylinder-cavity``, 15,000
 tets) is quicker in NumPy."""
-
-
-def _local_math(cx, eps_t, mu_t, ratio, xp):
-    """(Me_r, Ms_r or None, Mmu, A) from ``cx``'s nodes, tets, volumes and orientation;
-    ``ratio``: sigma / eps per tet, or None when lossless."""
-    Me_r, Mmu_r = hex_matrices(cx, eps_t, mu_t, xp)
-    Ms_r = None if ratio is None else Me_r * xp.asarray(ratio)[:, None, None, None]
-    Mmu = tet_mu_matrix(Mmu_r, xp)
-    rhs = xp.asarray(cx.orientation)[:, None, None] * xp.asarray(C_REF)[None]
-    if xp is np:
-        return Me_r, Ms_r, Mmu, np.linalg.solve(Mmu, rhs)  # A: (nt, 4, 6)
-    return Me_r, Ms_r, Mmu, (inv4(Mmu)[..., :, :, None] * rhs[..., None, :, :]).sum(-2)
-
-
-@jax.jit  # one compilation per mesh size, not one per eager operation
-def _local_on_device(nodes, tets, volumes, orientation, eps_t, mu_t, ratio):
-    cx = SimpleNamespace(nodes=nodes, tets=tets, volumes=volumes, orientation=orientation)
-    return _local_math(cx, eps_t, mu_t, ratio, jnp)
-
-
-def _local_operators(cx: Complex, eps_t, mu_t, sigma_t):
-    """(Me_r, Ms_r or None, Mmu, A) of :func:`assemble` as NumPy float64, formed
-    on the device where :func:`_on_device` says so (the same formulas; rounding may
-    differ from NumPy's in the last bits)."""
-    ratio = sigma_t / eps_t if sigma_t is not None and np.any(sigma_t > 0) else None
-    if not (_on_device() and cx.num_tets >= DEVICE_LOCAL_FROM):
-        return _local_math(cx, eps_t, mu_t, ratio, np)
-    out = _local_on_device(cx.nodes, cx.tets, cx.volumes, cx.orientation, eps_t, mu_t, ratio)
-    # through pinned host memory: 1.3-1.6 GB/s pageable against 40-50 (driver/host.py)
-    return tuple(None if m is None else to_host(m).astype(np.float64, copy=False) for m in out)
 
 
 def choose_buckets(degree: np.ndarray, min_share: float = 0.01,
@@ -225,79 +128,88 @@ ms and compiled 4.1 -> 2.8 s on an H200 (fewer launches; BENCHMARKS.md); the see
 meshes keep their two buckets (10 and 14)."""
 
 
+def _groups(width: np.ndarray) -> tuple[list, np.ndarray, np.ndarray]:
+    """([(w, nodes, offset)] per bucket, bucket of each node, its position there)."""
+    groups, offset = [], 0
+    bucket_of = np.empty(width.size, np.int64)
+    pos_of = np.empty(width.size, np.int64)
+    for bi, w in enumerate(np.unique(width)):
+        nodes = np.nonzero(width == w)[0]
+        bucket_of[nodes] = bi
+        pos_of[nodes] = np.arange(nodes.size)
+        groups.append((int(w), nodes, offset))
+        offset += int(w) * nodes.size
+    return groups, bucket_of, pos_of
+
+
+def _slots(cx: Complex, pec: np.ndarray, bi: int, w: int, nv: int, bucket_of, pos_of):
+    """(edge, sign, free) (w, nv) of bucket ``bi``: each slot's edge (ne: padding), +1 at
+    the edge's side 0 and -1 at side 1, and whether it is a real half edge off the PEC."""
+    ne = cx.num_edges
+    edge = np.full((w, nv), ne, np.int64)
+    sign = np.zeros((w, nv))
+    for side in (0, 1):
+        hs_node = cx.edges[:, side]
+        e_ids = np.nonzero(bucket_of[hs_node] == bi)[0]
+        at = (cx.slot[e_ids, side], pos_of[hs_node[e_ids]])
+        edge[at] = e_ids
+        sign[at] = 1.0 if side == 0 else -1.0
+    return edge, sign, (edge < ne) & ~np.append(pec, True)[edge]
+
+
+def _node_matrices(cx: Complex, eps_t, mu_t, sigma_t, groups, bucket_of, pos_of, slots):
+    """(Ms1, Mmu10, [(Meps, Msig or None, Minv_s) per bucket]) as NumPy float64: in one
+    device program where :func:`_on_device` and the mesh is large, else NumPy."""
+    ratio = sigma_t / eps_t if sigma_t is not None and np.any(sigma_t > 0) else None
+    if _on_device() and cx.num_tets >= DEVICE_LOCAL_FROM:
+        i32 = partial(np.asarray, dtype=np.int32)
+        Ms1, Mmu10, per = operators_on_device(
+            cx.nodes, i32(cx.tets), cx.volumes, cx.orientation, i32(cx.slot),
+            i32(cx.tet_edges), eps_t, mu_t, ratio, i32(bucket_of), i32(pos_of),
+            [f for _, _, f in slots], [s for _, s, _ in slots],
+            counts=tuple(nodes.size for _, nodes, _ in groups))
+        # through pinned host memory: 1.3-1.6 GB/s pageable against 40-50 (driver/host.py)
+        return to_host((Ms1, Mmu10, per))
+    Me_r, Ms_r, Mmu10, Ms1 = local_math(cx, eps_t, mu_t, ratio, np)
+    slot_r, p_r, b_r = corner_slots(cx), pos_of[cx.tets], bucket_of[cx.tets]
+    per = []
+    for bi, ((w, nodes, _), (_, sign, free)) in enumerate(zip(groups, slots, strict=True)):
+        Meps, Msig = (None if M is None else node_sum(M, slot_r, p_r, b_r == bi, w, nodes.size)
+                      for M in (Me_r, Ms_r))
+        per.append((Meps, Msig, restricted_inverse(Meps, free) * sign[None, :, :]))
+    return Ms1, Mmu10, per
+
+
 def assemble(cx: Complex, eps_t: np.ndarray, mu_t: np.ndarray, sigma_t: np.ndarray | None = None,
              pec_boundary: bool = True, min_share: float = NODE_MIN_SHARE,
              min_count: int = 256) -> Operators:
     """Build the operators; materials per tet in SI (F/m, H/m, S/m). ``min_share``,
     ``min_count``: node buckets of :func:`choose_buckets` (tests lower ``min_count`` to
     get several buckets on a small mesh)."""
-    ne, nn = cx.num_edges, cx.num_nodes
-    Me_r, Ms_r, Mmu, A = _local_operators(cx, eps_t, mu_t, sigma_t)
+    ne = cx.num_edges
     pec = cx.edge_boundary.copy() if pec_boundary else np.zeros(ne, bool)
-
-    # half edges of each Omega_r: node, edge, side, slot
-    LE = local_edge_index()
-    le_r = np.array([[LE[i, j] for j in OTHERS[i]] for i in range(4)])  # (4, 3)
-    side_r = np.array([[0 if i < j else 1 for j in OTHERS[i]] for i in range(4)])
-    edge_r = cx.tet_edges[:, le_r]  # (nt, 4, 3)
-    slot_r = cx.slot[edge_r, side_r[None]]  # (nt, 4, 3)
-    node_r = cx.tets  # (nt, 4)
-
     width = choose_buckets(cx.degree, min_share=min_share, min_count=min_count)
-    buckets, offset = [], 0
-    bucket_of = np.empty(nn, np.int64)
-    pos_of = np.empty(nn, np.int64)
-    for bi, w in enumerate(np.unique(width)):
-        nodes = np.nonzero(width == w)[0]
-        bucket_of[nodes] = bi
-        pos_of[nodes] = np.arange(nodes.size)
-        buckets.append((int(w), nodes, offset))
-        offset += int(w) * nodes.size
-    nu = offset
-    # flat position of every half edge
+    groups, bucket_of, pos_of = _groups(width)
+    slots = [_slots(cx, pec, bi, w, nodes.size, bucket_of, pos_of)
+             for bi, (w, nodes, _) in enumerate(groups)]
+    Ms1, Mmu10, per = _node_matrices(cx, eps_t, mu_t, sigma_t, groups, bucket_of, pos_of, slots)
+    buckets = [Bucket(width=w, nodes=nodes, offset=off, edge=edge, free=free, Minv_s=Minv_s,
+                      Meps=Meps, Msig=Msig, sign=sign)
+               for (w, nodes, off), (edge, sign, free), (Meps, Msig, Minv_s)
+               in zip(groups, slots, per, strict=True)]
+    # flat position of every half edge; the Faraday gathers (the edge-sum tables are
+    # the layout's: emjax.dga.edges)
     he_pos = np.empty((ne, 2), np.int64)
+    offs = np.array([o for _, _, o in groups])
+    nvs = np.array([nodes.size for _, nodes, _ in groups])
     for side in (0, 1):
         node = cx.edges[:, side]
         b = bucket_of[node]
-        offs = np.array([o for _, _, o in buckets])[b]
-        nvs = np.array([nd.size for _, nd, _ in buckets])[b]
-        he_pos[:, side] = offs + cx.slot[:, side] * nvs + pos_of[node]
-
-    out = []
-    for bi, (w, nodes, off) in enumerate(buckets):
-        nv = nodes.size
-        sel = bucket_of[node_r] == bi  # (nt, 4)
-        t_idx, i_idx = np.nonzero(sel)
-        p = pos_of[node_r[t_idx, i_idx]]
-        sl = slot_r[t_idx, i_idx]  # (k, 3)
-        flat = (sl[:, :, None] * w + sl[:, None, :]) * nv + p[:, None, None]
-        size = w * w * nv
-
-        def acc(M_r, flat=flat, t_idx=t_idx, i_idx=i_idx, size=size, w=w, nv=nv):
-            return np.bincount(flat.ravel(), weights=M_r[t_idx, i_idx].ravel(),
-                               minlength=size).reshape(w, w, nv)
-
-        Meps = acc(Me_r)
-        Msig = acc(Ms_r) if Ms_r is not None else None
-        edge = np.full((w, nv), ne, np.int64)
-        sign = np.zeros((w, nv))
-        for side in (0, 1):
-            hs_node = cx.edges[:, side]
-            m = bucket_of[hs_node] == bi
-            e_ids = np.nonzero(m)[0]
-            edge[cx.slot[e_ids, side], pos_of[hs_node[e_ids]]] = e_ids
-            sign[cx.slot[e_ids, side], pos_of[hs_node[e_ids]]] = 1.0 if side == 0 else -1.0
-        free = (edge < ne) & ~np.append(pec, True)[edge]
-        Minv_s = restricted_inverse(Meps, free) * sign[None, :, :]
-        out.append(Bucket(width=w, nodes=nodes, offset=off, edge=edge, free=free,
-                          Minv_s=Minv_s, Meps=Meps, Msig=Msig, sign=sign))
-
-    # Faraday gathers (the edge-sum tables are the layout's: emjax.dga.edges)
-    hs = he_pos[cx.tet_edges, 0].T.copy()  # (6, nt)
-    he = he_pos[cx.tet_edges, 1].T.copy()
-    return Operators(cx=cx, A=np.ascontiguousarray(np.moveaxis(A, 0, 2)),
-                     Mmu=np.ascontiguousarray(np.moveaxis(Mmu, 0, 2)), hs=hs, he=he,
-                     buckets=out, nu=nu, pec=pec, he_pos=he_pos)
+        he_pos[:, side] = offs[b] + cx.slot[:, side] * nvs[b] + pos_of[node]
+    return Operators(cx=cx, Ms1=Ms1, Mmu10=Mmu10, hs=he_pos[cx.tet_edges, 0].T.copy(),
+                     he=he_pos[cx.tet_edges, 1].T.copy(), buckets=buckets,
+                     nu=int(offs[-1] + nvs[-1] * groups[-1][0]),
+                     pec=pec, he_pos=he_pos)
 
 
 DEVICE_INVERSE_FROM = 8_000_000

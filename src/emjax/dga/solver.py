@@ -1,11 +1,10 @@
-"""The DGATD driver: set-up from a scenario, chunks of ``lax.scan``, monitors, checkpoints.
+"""The DGATD driver: chunks of ``lax.scan``, monitors, checkpoints.
 
-Set-up (NumPy, float64): mesh -> renumbered -> complex -> fractioned operators
-(:mod:`emjax.dga.mass`) -> stable dt by power iteration (:mod:`emjax.dga.stability`).
-The loop is the shared driver's (:func:`emjax.driver.loop.run`): each chunk one jitted
-``lax.scan`` with the state donated, waveforms as scan inputs, probe samples and
-energies as outputs, the NaN guard, progress bar and atomic checkpoints between
-chunks; resuming is bitwise exact.
+Set-up: :func:`emjax.dga.setup.prepare` (mesh, operators, dt, layout). The loop is the
+shared driver's (:func:`emjax.driver.loop.run`): each chunk one jitted ``lax.scan``
+with the state donated, waveforms as scan inputs, probe samples and energies as
+outputs, the NaN guard, progress bar and atomic checkpoints between chunks; resuming is
+bitwise exact.
 
 Time sampling: u^n at n dt, f^{n+1/2} at (n + 1/2) dt; sources are sampled at
 (n + 1/2) dt; probes record e at (n + 1) dt and h at (n + 1/2) dt.
@@ -13,8 +12,7 @@ Time sampling: u^n at n dt, f^{n+1/2} at (n + 1/2) dt; sources are sampled at
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -23,27 +21,22 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..constants import eps0, mu0
-from ..driver import advice, loop, monitors
+from ..driver import loop, monitors
 from ..driver.compile_cache import mark
 from ..driver.environment import environment
 from ..driver.guard import measured
-from ..driver.memory import refuse_if_too_large
 from ..driver.monitors import frame_buffers, frames_taken, sampled, scan_with_frames, store_frames
-from ..driver.precision import require_x64
 from ..driver.stages import Stages
-from ..errors import InstabilityError, SetupError
-from ..model.scenario import MAX_STEPS
+from ..errors import InstabilityError
 from . import cache
 from . import step as kern
-from .arrays import energy_arrays, kernel_arrays, kernel_base, relaid, source_columns, sparse_arrays
-from .complex import OTHERS, Complex, build, hexahedra, local_edge_index
-from .layout import Layout, auto_kernels, make_layout
-from .mass import Operators, assemble
-from .mesh import TetMesh
-from .placement import check_inside, locate, snap_edge
+from .arrays import energy_arrays, kernel_arrays, source_columns, sparse_arrays
+from .complex import OTHERS, build, hexahedra, local_edge_index
+from .layout import Layout
+from .mass import Operators
+from .placement import locate, snap_edge
+from .setup import DGASetup, make_mesh, materials, prepare  # noqa: F401  (materials: API)
 from .snapshots import write_snapshots  # noqa: F401  (the solver's API)
-from .stability import spectral_radius, stable_dt
 
 
 @jax.tree_util.register_dataclass
@@ -57,133 +50,6 @@ class DGAState:
     u: jax.Array
     f: Any
     n: jax.Array
-
-
-@dataclass(eq=False)
-class DGASetup:
-    """The lowered DGATD run: mesh (renumbered), complex, fractioned operators, the
-    kernels' layout, the time step dt (s) from the spectral radius rho (1/s^2) and the
-    scenario's ``safety`` (read here only), the number of steps and the dtype."""
-
-    mesh: TetMesh
-    cx: Complex
-    ops: Operators
-    layout: Layout
-    dt: float
-    rho: float
-    steps: int
-    dtype: type
-    safety: float = 0.9
-    stages: dict = field(default_factory=dict)  # seconds per set-up stage
-    cache: str = "off"  # the set-up cache's verdict: hit, miss, rebuilt, unwritable, off
-    cache_key: str = ""  # its key where the cache is on (the kernel arrays are kept there)
-    kernel_base: dict | None = field(default=None, repr=False)  # arrays.kernel_base, once
-
-
-def make_mesh(sim) -> TetMesh:
-    from .generate import build_mesh
-
-    mesh = build_mesh(sim.mesh)
-    return mesh.renumbered() if sim.renumber else mesh
-
-
-def materials(sim, mesh: TetMesh):
-    """(eps, mu, sigma) per tet in SI; refuses region tags the mesh does not have."""
-    tags = np.unique(mesh.regions)
-    unknown = [r.tag for r in sim.regions if r.tag not in tags]
-    if unknown:
-        raise SetupError(f"regions: tags {unknown} do not occur in the mesh, whose tags are "
-                         f"{tags.tolist()}; fix the tags or the mesh")
-    eps = np.full(mesh.num_tets, sim.background.eps_r)
-    mu = np.full(mesh.num_tets, sim.background.mu_r)
-    sig = np.full(mesh.num_tets, sim.background.sigma)
-    for r in sim.regions:
-        m = mesh.regions == r.tag
-        eps[m], mu[m], sig[m] = r.medium.eps_r, r.medium.mu_r, r.medium.sigma
-    return eps * eps0, mu * mu0, sig
-
-
-DEVICE_BYTES_PER_TET = 400
-"""Rough device bytes per tetrahedron of a float32 run (fields, packed local matrices,
-indices; the benchmark counts 280): the refusal before meshing uses it."""
-
-
-def _kernels(sim, ops: Operators, steps: int) -> str:
-    """``"xla"`` or ``"pallas"``: the scenario's ``kernels``, ``"auto"`` resolved for
-    the device JAX runs on and the run's length (:func:`emjax.dga.layout.auto_kernels`)."""
-    if sim.kernels != "auto":
-        return sim.kernels
-    return auto_kernels(gpu=jax.default_backend() == "gpu", dofs=ops.cx.num_dofs,
-                        steps=steps, widths=[b.width for b in ops.buckets])
-
-
-def _steps(sim, rho: float) -> tuple[float, int]:
-    """(dt, steps) from the spectral radius: ``safety`` times the stable step, the
-    scenario's ``steps`` or its ``duration`` in steps (refused past MAX_STEPS)."""
-    dt = stable_dt(rho, sim.safety)
-    if sim.steps is None and not sim.duration / dt <= MAX_STEPS:
-        raise SetupError(f"duration = {sim.duration:.6g} s is {sim.duration / dt:.3g} steps of "
-                         f"dt = {dt:.4g} s, more than {MAX_STEPS}; shorten the duration or "
-                         "coarsen the mesh")
-    return dt, sim.steps if sim.steps is not None else max(1, math.ceil(sim.duration / dt - 1e-9))
-
-
-def prepare(sim) -> DGASetup:
-    """Lower ``sim``: the mesh, complex, operators and rho built (timed per stage in
-    ``DGASetup.stages``) or read from the set-up cache (:mod:`emjax.dga.cache`); then
-    the kernels (``auto``: by the run's length, known once dt is) and their layout."""
-    require_x64()  # the time step's power iteration runs in float64 for every dtype
-    est = getattr(sim.mesh, "estimated_tets", lambda: 0.0)()
-    need = int(est * DEVICE_BYTES_PER_TET * (2 if sim.dtype == "float64" else 1))
-    refuse_if_too_large(sim.name, {"mesh and operators (estimate)": need, "total": need})
-    st = Stages()
-    folder, verdict, built, key, base = cache.cache_dir(), "off", None, "", None
-    if folder is not None:
-        with st("cache read"):
-            key = cache.cache_key(sim)
-            verdict, built = cache.load(folder, key)
-    if built is not None:
-        mesh, cx, ops, rho, lay = built
-        with st("placement checks"):
-            check_inside(cx, sim)
-    else:
-        from .generate import build_mesh
-
-        with st("mesh generation"):
-            mesh = build_mesh(sim.mesh)
-        if sim.renumber:
-            with st("renumbering"):
-                mesh = mesh.renumbered()
-        with st("complex (edges)"):
-            cx = build(mesh)
-        with st("placement checks"):
-            check_inside(cx, sim)  # sources and probes, before the power iteration
-        with st("local matrices and buckets"):
-            eps, mu, sig = materials(sim, mesh)
-            ops = assemble(cx, eps, mu, sig)
-        with st("layout"):  # the power iteration's (XLA's, whatever the run's kernels)
-            lay = make_layout(ops, "xla")
-        with st("kernel arrays"):  # formed once for the power iteration and the run
-            base = kernel_base(ops, lay)
-        with st("power iteration"):  # float64 whatever the run's dtype: rho ~ 1e20 1/s^2
-            rho = spectral_radius(ops, lay, base)
-    dt, steps = _steps(sim, rho)
-    kernels = _kernels(sim, ops, steps)
-    if lay.spec.kernels != kernels:
-        with st("layout"):
-            lay = make_layout(ops, kernels)
-            base = None if base is None else relaid(base, ops, lay)
-    if folder is not None and built is None:
-        with st("cache write"):
-            if cache.save(folder, key, mesh, cx, ops, rho, lay) is None:
-                verdict = "unwritable"
-    advice.advise([advice.Signal(f"sources[{i}] {s.type}", s.waveform.sampler(),
-                                 s.waveform.steady_frequency)
-                   for i, s in enumerate(sim.sources)], dt, steps)  # a cut-off pulse warns
-    return DGASetup(mesh=mesh, cx=cx, ops=ops, layout=lay, dt=dt, rho=rho, steps=steps,
-                    kernel_base=base, dtype=kern.np_dtype(sim.dtype), safety=sim.safety,
-                    stages=st, cache=verdict,
-                    cache_key=key if verdict in ("hit", "miss", "rebuilt") else "")
 
 
 def probe_arrays(ops: Operators, lay: Layout, points, dtype, what: str = "point") -> dict:
@@ -307,7 +173,8 @@ class DGASolver:
         w = np.stack([g(t) * a for g, a in zip(self._waves, self._amp, strict=True)], axis=1) \
             if self._waves else np.zeros((length, 0))
         with np.errstate(over="ignore"):  # inf in float32: the guard names the cause
-            return {"cur": w[:, self._cur].astype(s.dtype), "soft": w[:, self._soft].astype(s.dtype)}
+            return {k: w[:, c].astype(s.dtype) for k, c in (("cur", self._cur),
+                                                            ("soft", self._soft))}
 
     def compiled(self, length: int) -> bool:
         """Whether the driver's (measured) chunk of ``length`` steps is compiled."""

@@ -26,6 +26,7 @@ from ..driver.host import to_host
 from . import step as kern
 from .arrays import kernel_arrays, relaid
 from .layout import make_layout
+from .local import SYM4
 
 
 def spectral_radius(ops, lay=None, base: dict | None = None, iters: int = 300,
@@ -74,7 +75,8 @@ def rayleigh_quotient(ops, u: np.ndarray, f: np.ndarray) -> float:
     """``(f^T M^mu f) / (u^T M^eps u)`` for u in the canonical slot order (nu,) and
     f = (M^mu)^{-1} C u as (4, nt) rows: the Rayleigh quotient of K in the M^eps inner
     product, below rho by the square of u's error as an eigenvector (1/s^2)."""
-    num = float(np.sum(f * np.einsum("ijt,jt->it", ops.Mmu, f)))
+    num = float(sum((1.0 if k == m else 2.0) * np.dot(P * f[k], f[m])
+                    for P, (k, m) in zip(ops.Mmu10, SYM4, strict=True)))
     den = 0.0
     for b in ops.buckets:
         ub = u[b.offset:b.offset + b.width * b.count].reshape(b.width, b.count)

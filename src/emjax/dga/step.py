@@ -43,9 +43,9 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from .arrays import SYM4
 from .complex import C_REF
 from .layout import U_TILE
+from .local import SYM4
 
 _T6_TERMS = [[(k, float(C_REF[k, le])) for k in range(4) if C_REF[k, le] != 0] for le in range(6)]
 """For each local edge, the (face, +-1) pairs of C_REF's column."""

@@ -1,0 +1,163 @@
+"""The DGATD lowering: a scenario to a :class:`DGASetup` (mesh, complex, operators,
+layout, dt), stage by stage, through the set-up cache (:mod:`emjax.dga.cache`).
+
+Set-up (NumPy float64 on the host, the operators' matrices in one device program on
+an accelerator): mesh -> renumbered -> complex -> fractioned operators
+(:mod:`emjax.dga.mass`) -> stable dt by power iteration (:mod:`emjax.dga.stability`) ->
+the kernels (``auto``: by the run's length) and their layout.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import jax
+import numpy as np
+
+from ..constants import eps0, mu0
+from ..driver import advice
+from ..driver.memory import refuse_if_too_large
+from ..driver.precision import require_x64
+from ..driver.stages import Stages
+from ..errors import SetupError
+from ..model.scenario import MAX_STEPS
+from . import cache
+from . import step as kern
+from .arrays import kernel_base, relaid
+from .complex import Complex, build
+from .layout import Layout, auto_kernels, make_layout
+from .mass import Operators, assemble
+from .mesh import TetMesh
+from .placement import check_inside
+from .stability import spectral_radius, stable_dt
+
+
+@dataclass(eq=False)
+class DGASetup:
+    """The lowered DGATD run: mesh (renumbered), complex, fractioned operators, the
+    kernels' layout, the time step dt (s) from the spectral radius rho (1/s^2) and the
+    scenario's ``safety`` (read here only), the number of steps and the dtype."""
+
+    mesh: TetMesh
+    cx: Complex
+    ops: Operators
+    layout: Layout
+    dt: float
+    rho: float
+    steps: int
+    dtype: type
+    safety: float = 0.9
+    stages: dict = field(default_factory=dict)  # seconds per set-up stage
+    cache: str = "off"  # the set-up cache's verdict: hit, miss, rebuilt, unwritable, off
+    cache_key: str = ""  # its key where the cache is on (the kernel arrays are kept there)
+    kernel_base: dict | None = field(default=None, repr=False)  # arrays.kernel_base, once
+
+
+def make_mesh(sim) -> TetMesh:
+    from .generate import build_mesh
+
+    mesh = build_mesh(sim.mesh)
+    return mesh.renumbered() if sim.renumber else mesh
+
+
+def materials(sim, mesh: TetMesh):
+    """(eps, mu, sigma) per tet in SI; refuses region tags the mesh does not have."""
+    tags = np.unique(mesh.regions)
+    unknown = [r.tag for r in sim.regions if r.tag not in tags]
+    if unknown:
+        raise SetupError(f"regions: tags {unknown} do not occur in the mesh, whose tags are "
+                         f"{tags.tolist()}; fix the tags or the mesh")
+    eps = np.full(mesh.num_tets, sim.background.eps_r)
+    mu = np.full(mesh.num_tets, sim.background.mu_r)
+    sig = np.full(mesh.num_tets, sim.background.sigma)
+    for r in sim.regions:
+        m = mesh.regions == r.tag
+        eps[m], mu[m], sig[m] = r.medium.eps_r, r.medium.mu_r, r.medium.sigma
+    return eps * eps0, mu * mu0, sig
+
+
+DEVICE_BYTES_PER_TET = 400
+"""Rough device bytes per tetrahedron of a float32 run (fields, packed local matrices,
+indices; the benchmark counts 280): the refusal before meshing uses it."""
+
+
+def _kernels(sim, ops: Operators, steps: int) -> str:
+    """``"xla"`` or ``"pallas"``: the scenario's ``kernels``, ``"auto"`` resolved for
+    the device JAX runs on and the run's length (:func:`emjax.dga.layout.auto_kernels`)."""
+    if sim.kernels != "auto":
+        return sim.kernels
+    return auto_kernels(gpu=jax.default_backend() == "gpu", dofs=ops.cx.num_dofs,
+                        steps=steps, widths=[b.width for b in ops.buckets])
+
+
+def _steps(sim, rho: float) -> tuple[float, int]:
+    """(dt, steps) from the spectral radius: ``safety`` times the stable step, the
+    scenario's ``steps`` or its ``duration`` in steps (refused past MAX_STEPS)."""
+    dt = stable_dt(rho, sim.safety)
+    if sim.steps is None and not sim.duration / dt <= MAX_STEPS:
+        raise SetupError(f"duration = {sim.duration:.6g} s is {sim.duration / dt:.3g} steps of "
+                         f"dt = {dt:.4g} s, more than {MAX_STEPS}; shorten the duration or "
+                         "coarsen the mesh")
+    return dt, sim.steps if sim.steps is not None else max(1, math.ceil(sim.duration / dt - 1e-9))
+
+
+def prepare(sim) -> DGASetup:
+    """Lower ``sim``: the mesh, complex, operators and rho built (timed per stage in
+    ``DGASetup.stages``) or read from the set-up cache (:mod:`emjax.dga.cache`); then
+    the kernels (``auto``: by the run's length, known once dt is) and their layout."""
+    require_x64()  # the time step's power iteration runs in float64 for every dtype
+    est = getattr(sim.mesh, "estimated_tets", lambda: 0.0)()
+    need = int(est * DEVICE_BYTES_PER_TET * (2 if sim.dtype == "float64" else 1))
+    refuse_if_too_large(sim.name, {"mesh and operators (estimate)": need, "total": need})
+    st = Stages()
+    folder, verdict, built, key, base = cache.cache_dir(), "off", None, "", None
+    if folder is not None:
+        with st("cache read"):
+            key = cache.cache_key(sim)
+            verdict, built = cache.load(folder, key)
+    if built is not None:
+        mesh, cx, ops, rho, lay = built
+        with st("placement checks"):
+            check_inside(cx, sim)
+    else:
+        from .generate import build_mesh
+
+        with st("mesh generation"):
+            mesh = build_mesh(sim.mesh)
+        if sim.renumber:
+            with st("renumbering"):
+                mesh = mesh.renumbered()
+        with st("complex (edges)"):
+            cx = build(mesh)
+        with st("placement checks"):
+            check_inside(cx, sim)  # sources and probes, before the power iteration
+        with st("local matrices and buckets"):
+            eps, mu, sig = materials(sim, mesh)
+            ops = assemble(cx, eps, mu, sig)
+        with st("layout"):  # the power iteration's (XLA's, whatever the run's kernels)
+            lay = make_layout(ops, "xla")
+        with st("kernel arrays"):  # formed once for the power iteration and the run
+            base = kernel_base(ops, lay)
+        with st("power iteration"):  # float64 whatever the run's dtype: rho ~ 1e20 1/s^2
+            rho = spectral_radius(ops, lay, base)
+    dt, steps = _steps(sim, rho)
+    kernels = _kernels(sim, ops, steps)
+    if lay.spec.kernels != kernels:
+        with st("layout"):
+            lay = make_layout(ops, kernels)
+            base = None if base is None else relaid(base, ops, lay)
+    if folder is not None and built is None:
+        with st("cache write"):
+            if cache.save(folder, key, mesh, cx, ops, rho, lay) is None:
+                verdict = "unwritable"
+    advice.advise([advice.Signal(f"sources[{i}] {s.type}", s.waveform.sampler(),
+                                 s.waveform.steady_frequency)
+                   for i, s in enumerate(sim.sources)], dt, steps)  # a cut-off pulse warns
+    return DGASetup(mesh=mesh, cx=cx, ops=ops, layout=lay, dt=dt, rho=rho, steps=steps,
+                    kernel_base=base, dtype=kern.np_dtype(sim.dtype), safety=sim.safety,
+                    stages=st, cache=verdict,
+                    cache_key=key if verdict in ("hit", "miss", "rebuilt") else "")
+
+
+__all__ = ["DEVICE_BYTES_PER_TET", "DGASetup", "make_mesh", "materials", "prepare"]
