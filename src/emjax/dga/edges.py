@@ -23,9 +23,12 @@ gives each edge's position in G (the node tables and the sources index G through
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
 from ..errors import SetupError
+from .complex import Complex
 from .layout import Spec
 from .mass import Operators, choose_buckets
 
@@ -56,8 +59,26 @@ def edge_tables(ops: Operators, spec: Spec) -> tuple[np.ndarray, dict]:
     """(gpos, tables): gpos (ne,) int64 the position in G of each edge; tables
     ``{"ebk": [(count, edges) int32 per bucket]}`` (XLA) or ``{"esl": {"codes",
     "start", "width"}}`` (Pallas: the flat slot-major codes, each slice's start in them
-    and its width, int32)."""
-    cx = ops.cx
+    and its width, int32). Taken from :func:`tables_ahead`'s thread where it built
+    them (once: a second call builds again)."""
+    ahead = ops.cx.__dict__.get("_tables_ahead", {}).pop(spec.pallas, None)
+    return ahead.result() if ahead is not None else _tables(ops.cx, spec.pallas)
+
+
+def tables_ahead(cx: Complex, pallas: tuple[bool, ...]) -> None:
+    """Start building the edge tables of the layouts ``pallas`` (False: XLA's) on a
+    thread of their own: they depend on the complex only, and the set-up forms the
+    operators meanwhile (2.2 s a layout at 20.2M DoFs on an H200's host, BENCHMARKS.md).
+    :func:`edge_tables` takes them from there."""
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="emjax-edge-tables")
+    futures = cx.__dict__.setdefault("_tables_ahead", {})
+    for p in pallas:
+        futures[p] = pool.submit(_tables, cx, p)
+    pool.shutdown(wait=False)
+
+
+def _tables(cx: Complex, pallas: bool) -> tuple[np.ndarray, dict]:
+    """The work of :func:`edge_tables`."""
     nt, ne = cx.num_tets, cx.num_edges
     if nt > MAX_TETS_CODED:
         raise SetupError(f"{nt} tets are too many for the int32 edge-table codes (at most "
@@ -69,7 +90,7 @@ def edge_tables(ops: Operators, spec: Spec) -> tuple[np.ndarray, dict]:
     order, rank = cx.tets_by_edge  # rank: the place of each tet at its edge
     counts = cx.tets_per_edge
     gpos = np.empty(ne, np.int64)
-    if spec.pallas:  # the edge at G position 1 + p: its rank-r code at starts[p // C] + r C + p % C
+    if pallas:  # the edge at G position 1 + p: its rank-r code at starts[p // C] + r C + p % C
         eorder, widths = edge_slices(counts)
         C = EDGE_SLICE
         gpos[eorder] = 1 + np.arange(ne)
@@ -105,4 +126,4 @@ def table_codes(counts: np.ndarray, spec: Spec) -> int:
 
 
 __all__ = ["EDGE_SLICE", "EDGE_WINDOW", "MAX_TETS_CODED", "edge_slices", "edge_tables",
-           "table_codes"]
+           "table_codes", "tables_ahead"]

@@ -26,6 +26,7 @@ from . import cache
 from . import step as kern
 from .arrays import kernel_base, relaid
 from .complex import Complex, build
+from .edges import tables_ahead
 from .layout import Layout, auto_kernels, make_layout
 from .mass import Operators, assemble
 from .mesh import TetMesh
@@ -102,6 +103,17 @@ def _steps(sim, rho: float) -> tuple[float, int]:
     return dt, sim.steps if sim.steps is not None else max(1, math.ceil(sim.duration / dt - 1e-9))
 
 
+def _layouts_ahead(sim, cx: Complex) -> tuple[bool, ...]:
+    """The layouts whose edge tables a build needs (False: XLA's, the power iteration's;
+    True: Pallas', where the run may take it: ``auto`` decides once dt is known, so here
+    for the longest run the scenario could be)."""
+    steps = sim.steps if sim.steps is not None else MAX_STEPS
+    kernels = sim.kernels if sim.kernels != "auto" else auto_kernels(
+        gpu=jax.default_backend() == "gpu", dofs=cx.num_dofs, steps=steps,
+        widths=[int(cx.degree.max())])
+    return (False, True) if kernels == "pallas" else (False,)
+
+
 def prepare(sim) -> DGASetup:
     """Lower ``sim``: the mesh, complex, operators and rho built (timed per stage in
     ``DGASetup.stages``) or read from the set-up cache (:mod:`emjax.dga.cache`); then
@@ -130,6 +142,7 @@ def prepare(sim) -> DGASetup:
                 mesh = mesh.renumbered()
         with st("complex (edges)"):
             cx = build(mesh)
+            tables_ahead(cx, _layouts_ahead(sim, cx))  # built while the operators are
         with st("placement checks"):
             check_inside(cx, sim)  # sources and probes, before the power iteration
         with st("local matrices and buckets"):
