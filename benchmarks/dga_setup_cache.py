@@ -78,7 +78,8 @@ def timed(sim, folder: str, profile: bool = False) -> dict:
     jax.config.update("jax_log_compiles", False)
     logging.getLogger("jax").removeHandler(log)
     s = solver.setup
-    rec = {"cache": s.cache, "wall_s": wall, "dofs": int(s.cx.num_dofs),
+    rec = {"cache": s.cache, "wall_s": wall, "dofs": int(s.cx.num_dofs), "rho": s.rho,
+           "dt": s.dt, "kernels": s.layout.spec.kernels,
            "stages": {k: round(v, 4) for k, v in s.stages.items()},
            "device_bytes": {k: int(sum(x.nbytes for x in jax.tree_util.tree_leaves(v)))
                             for k, v in solver.consts.items()},
