@@ -1,5 +1,6 @@
 """The fractioned local matrices formed with jax.numpy (on an accelerator, the set-up's
-device path of ``dga/mass.py``) against NumPy (the CPU path): the same operators to
+device path of ``dga/mass.py``: the local program compiled ahead, node sums by
+scatter-add, Gauss-Jordan inverses) against NumPy (the CPU path): the same operators to
 float64 rounding, on a lossy box with two node buckets and on the cylinder's ring mesh."""
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ import numpy as np
 import pytest
 
 from emjax.constants import eps0, mu0
-from emjax.dga import mass, structured
+from emjax.dga import local, mass, structured
 from emjax.dga.complex import build
 
 
@@ -18,7 +19,9 @@ def _ops(cx, sig, device: bool, monkeypatch):
     monkeypatch.setattr(mass, "DEVICE_LOCAL_FROM", 0)  # and the small mesh's matrices
     n = cx.num_tets
     eps = eps0 * (1 + np.arange(n) % 3)  # three media, so the tets differ
-    return mass.assemble(cx, eps, np.full(n, mu0), sig, min_count=32)
+    # the device path's local program as the set-up runs it: compiled ahead on a thread
+    ahead = local.compile_ahead(cx.num_nodes, n, lossy=True) if device else None
+    return mass.assemble(cx, eps, np.full(n, mu0), sig, min_count=32, ahead=ahead)
 
 
 @pytest.mark.parametrize("mesh", ["box", "cylinder"])

@@ -14,14 +14,15 @@ around a node sum into M^eps_v on its ``degree`` half edges (:func:`node_sum`), 
 inverse restricted to the free half edges the Ampere step reads.
 
 Every formula takes ``xp`` (NumPy, the CPU path; jax.numpy, an accelerator's), and
-:func:`operators_on_device` runs the whole chain in one program on the device, from the
-mesh to the node matrices and their inverses, so that only the packed and summed
-matrices come back to the host (at 20.2M DoFs the per-Omega_r matrices alone are 0.94
+:func:`local_on_device` and :func:`node_matrices_on_device` run the chain on the device,
+from the mesh to the node matrices and their inverses, so that only the packed and
+summed matrices come back to the host (at 20.2M DoFs the per-Omega_r matrices alone are 0.94
 GB; BENCHMARKS.md).
 """
 
 from __future__ import annotations
 
+from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 from types import SimpleNamespace
 
@@ -181,16 +182,36 @@ def spd_inverse(M, free):
     return jnp.where(mask, jax.lax.fori_loop(0, w, pivot, A), 0.0)
 
 
+@jax.jit  # one compilation per mesh size, not one per eager operation
+def local_on_device(nodes, tets, volumes, orientation, eps_t, mu_t, ratio):
+    """:func:`local_math` on the device: (Me_r, Ms_r or None, Mmu10, Ms1)."""
+    cx = SimpleNamespace(nodes=nodes, tets=tets, volumes=volumes, orientation=orientation)
+    return local_math(cx, eps_t, mu_t, ratio, jnp)
+
+
+def compile_ahead(num_nodes: int, num_tets: int, lossy: bool) -> Future:
+    """:func:`local_on_device` compiled for these sizes on a thread of its own (XLA
+    compiles outside the GIL), started once the mesh is known, while the host renumbers
+    it and builds the complex (the program compiled for 1.8-3.5 s at 20.2M DoFs on an
+    H200's host, BENCHMARKS.md). The result is called with the arguments of
+    :func:`local_on_device`, ``tets`` int32, ``ratio`` None unless ``lossy``."""
+    f64 = partial(jax.ShapeDtypeStruct, dtype=np.float64)
+    per_tet = f64((num_tets,))
+    args = (f64((num_nodes, 3)), jax.ShapeDtypeStruct((num_tets, 4), np.int32), per_tet,
+            per_tet, per_tet, per_tet, per_tet if lossy else None)
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="emjax-compile-ahead")
+    future = pool.submit(lambda: local_on_device.lower(*args).compile())
+    pool.shutdown(wait=False)
+    return future
+
+
 @partial(jax.jit, static_argnames=("counts",))
-def operators_on_device(nodes, tets, volumes, orientation, slot, tet_edges, eps_t, mu_t,
-                        ratio, bucket_of, pos_of, frees, signs, counts):
-    """One program from the mesh to the operators' matrices: (Ms1, Mmu10, [(Meps, Msig
-    or None, Minv_s) per bucket]) as :func:`emjax.dga.mass.assemble` forms them; ``frees``
-    and ``signs`` (w, nv) per bucket, ``counts`` their node counts (static)."""
-    cx = SimpleNamespace(nodes=nodes, tets=tets, volumes=volumes, orientation=orientation,
-                         slot=slot, tet_edges=tet_edges)
-    Me_r, Ms_r, Mmu10, Ms1 = local_math(cx, eps_t, mu_t, ratio, jnp)
-    slot_r = corner_slots(cx, jnp)
+def node_matrices_on_device(Me_r, Ms_r, tets, slot, tet_edges, bucket_of, pos_of, frees,
+                            signs, counts):
+    """[(Meps, Msig or None, Minv_s) per bucket] as :func:`emjax.dga.mass.assemble`
+    forms them, from the Omega_r matrices on the device: ``frees`` and ``signs`` (w, nv)
+    per bucket, ``counts`` their node counts (static)."""
+    slot_r = corner_slots(SimpleNamespace(slot=slot, tet_edges=tet_edges), jnp)
     b_r, p_r = bucket_of[tets], pos_of[tets]
     out = []
     for bi, (free, sign, nv) in enumerate(zip(frees, signs, counts, strict=True)):
@@ -198,8 +219,9 @@ def operators_on_device(nodes, tets, volumes, orientation, slot, tet_edges, eps_
         Meps = node_sum(Me_r, slot_r, p_r, b_r == bi, w, nv, jnp)
         Msig = None if Ms_r is None else node_sum(Ms_r, slot_r, p_r, b_r == bi, w, nv, jnp)
         out.append((Meps, Msig, spd_inverse(Meps, free) * sign[None]))
-    return Ms1, Mmu10, out
+    return out
 
 
-__all__ = ["SYM4", "corner_slots", "hex_matrices", "inv3", "inv4", "local_math", "node_sum",
-           "operators_on_device", "pack_sym4", "spd_inverse", "tet_mu_matrix", "unpack_sym4"]
+__all__ = ["SYM4", "compile_ahead", "corner_slots", "hex_matrices", "inv3", "inv4",
+           "local_math", "local_on_device", "node_matrices_on_device", "node_sum", "pack_sym4",
+           "spd_inverse", "tet_mu_matrix", "unpack_sym4"]

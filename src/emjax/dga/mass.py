@@ -18,6 +18,7 @@ Canonical layout (the kernels' layouts of :mod:`emjax.dga.layout` permute it; se
 
 from __future__ import annotations
 
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -27,7 +28,14 @@ import numpy as np
 
 from ..driver.host import to_host
 from .complex import C_REF, Complex
-from .local import corner_slots, local_math, node_sum, operators_on_device, unpack_sym4
+from .local import (
+    corner_slots,
+    local_math,
+    local_on_device,
+    node_matrices_on_device,
+    node_sum,
+    unpack_sym4,
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -97,6 +105,11 @@ def _on_device() -> bool:
     return jax.default_backend() != "cpu" and bool(jax.config.jax_enable_x64)
 
 
+def device_path(num_tets: int) -> bool:
+    """Whether :func:`assemble` forms a mesh of ``num_tets`` tets' matrices on the device."""
+    return _on_device() and num_tets >= DEVICE_LOCAL_FROM
+
+
 DEVICE_LOCAL_FROM = 500_000
 """Tetrahedra from which the local matrices are formed on the device (where
 :func:`_on_device`): their program compiles in 1.8-3.7 s on an H200's host where NumPy
@@ -157,16 +170,21 @@ def _slots(cx: Complex, pec: np.ndarray, bi: int, w: int, nv: int, bucket_of, po
     return edge, sign, (edge < ne) & ~np.append(pec, True)[edge]
 
 
-def _node_matrices(cx: Complex, eps_t, mu_t, sigma_t, groups, bucket_of, pos_of, slots):
-    """(Ms1, Mmu10, [(Meps, Msig or None, Minv_s) per bucket]) as NumPy float64: in one
-    device program where :func:`_on_device` and the mesh is large, else NumPy."""
+def _node_matrices(cx: Complex, eps_t, mu_t, sigma_t, groups, bucket_of, pos_of, slots,
+                   ahead: Future | None):
+    """(Ms1, Mmu10, [(Meps, Msig or None, Minv_s) per bucket]) as NumPy float64: on the
+    device where :func:`_on_device` and the mesh is large (``ahead``: the local
+    matrices' program compiled ahead, :func:`emjax.dga.local.compile_ahead`), else
+    NumPy."""
     ratio = sigma_t / eps_t if sigma_t is not None and np.any(sigma_t > 0) else None
-    if _on_device() and cx.num_tets >= DEVICE_LOCAL_FROM:
+    if device_path(cx.num_tets):
         i32 = partial(np.asarray, dtype=np.int32)
-        Ms1, Mmu10, per = operators_on_device(
-            cx.nodes, i32(cx.tets), cx.volumes, cx.orientation, i32(cx.slot),
-            i32(cx.tet_edges), eps_t, mu_t, ratio, i32(bucket_of), i32(pos_of),
-            [f for _, _, f in slots], [s for _, s, _ in slots],
+        local = local_on_device if ahead is None else ahead.result()
+        Me_r, Ms_r, Mmu10, Ms1 = local(cx.nodes, i32(cx.tets), cx.volumes, cx.orientation,
+                                       eps_t, mu_t, ratio)
+        per = node_matrices_on_device(
+            Me_r, Ms_r, i32(cx.tets), i32(cx.slot), i32(cx.tet_edges), i32(bucket_of),
+            i32(pos_of), [f for _, _, f in slots], [s for _, s, _ in slots],
             counts=tuple(nodes.size for _, nodes, _ in groups))
         # through pinned host memory: 1.3-1.6 GB/s pageable against 40-50 (driver/host.py)
         return to_host((Ms1, Mmu10, per))
@@ -182,17 +200,18 @@ def _node_matrices(cx: Complex, eps_t, mu_t, sigma_t, groups, bucket_of, pos_of,
 
 def assemble(cx: Complex, eps_t: np.ndarray, mu_t: np.ndarray, sigma_t: np.ndarray | None = None,
              pec_boundary: bool = True, min_share: float = NODE_MIN_SHARE,
-             min_count: int = 256) -> Operators:
+             min_count: int = 256, ahead: Future | None = None) -> Operators:
     """Build the operators; materials per tet in SI (F/m, H/m, S/m). ``min_share``,
     ``min_count``: node buckets of :func:`choose_buckets` (tests lower ``min_count`` to
-    get several buckets on a small mesh)."""
+    get several buckets on a small mesh); ``ahead``: see :func:`_node_matrices`."""
     ne = cx.num_edges
     pec = cx.edge_boundary.copy() if pec_boundary else np.zeros(ne, bool)
     width = choose_buckets(cx.degree, min_share=min_share, min_count=min_count)
     groups, bucket_of, pos_of = _groups(width)
     slots = [_slots(cx, pec, bi, w, nodes.size, bucket_of, pos_of)
              for bi, (w, nodes, _) in enumerate(groups)]
-    Ms1, Mmu10, per = _node_matrices(cx, eps_t, mu_t, sigma_t, groups, bucket_of, pos_of, slots)
+    Ms1, Mmu10, per = _node_matrices(cx, eps_t, mu_t, sigma_t, groups, bucket_of, pos_of, slots,
+                                     ahead)
     buckets = [Bucket(width=w, nodes=nodes, offset=off, edge=edge, free=free, Minv_s=Minv_s,
                       Meps=Meps, Msig=Msig, sign=sign)
                for (w, nodes, off), (edge, sign, free), (Meps, Msig, Minv_s)

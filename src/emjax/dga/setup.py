@@ -28,7 +28,8 @@ from .arrays import kernel_base, relaid
 from .complex import Complex, build
 from .edges import tables_ahead
 from .layout import Layout, auto_kernels, make_layout
-from .mass import Operators, assemble
+from .local import compile_ahead
+from .mass import Operators, assemble, device_path
 from .mesh import TetMesh
 from .placement import check_inside
 from .stability import spectral_radius, stable_dt
@@ -114,6 +115,38 @@ def _layouts_ahead(sim, cx: Complex) -> tuple[bool, ...]:
     return (False, True) if kernels == "pallas" else (False,)
 
 
+def _build(sim, st: Stages) -> tuple:
+    """(mesh, complex, operators, rho, XLA's layout, its kernel base) from nothing, each
+    stage timed in ``st``. On an accelerator the local matrices' program compiles on a
+    thread while the host renumbers the mesh and builds the complex, and the edge
+    tables are built on another while the operators are formed."""
+    from .generate import build_mesh
+
+    with st("mesh generation"):
+        mesh = build_mesh(sim.mesh)
+        lossy = bool(np.any(materials(sim, mesh)[2] > 0))  # (tags refused here, early)
+        ahead = compile_ahead(mesh.num_nodes, mesh.num_tets, lossy) \
+            if device_path(mesh.num_tets) else None
+    if sim.renumber:
+        with st("renumbering"):
+            mesh = mesh.renumbered()
+    with st("complex (edges)"):
+        cx = build(mesh)
+        tables_ahead(cx, _layouts_ahead(sim, cx))
+    with st("placement checks"):
+        check_inside(cx, sim)  # sources and probes, before the power iteration
+    with st("local matrices and buckets"):
+        eps, mu, sig = materials(sim, mesh)
+        ops = assemble(cx, eps, mu, sig, ahead=ahead)
+    with st("layout"):  # the power iteration's (XLA's, whatever the run's kernels)
+        lay = make_layout(ops, "xla")
+    with st("kernel arrays"):  # formed once for the power iteration and the run
+        base = kernel_base(ops, lay)
+    with st("power iteration"):  # float64 whatever the run's dtype: rho ~ 1e20 1/s^2
+        rho = spectral_radius(ops, lay, base)
+    return mesh, cx, ops, rho, lay, base
+
+
 def prepare(sim) -> DGASetup:
     """Lower ``sim``: the mesh, complex, operators and rho built (timed per stage in
     ``DGASetup.stages``) or read from the set-up cache (:mod:`emjax.dga.cache`); then
@@ -133,27 +166,7 @@ def prepare(sim) -> DGASetup:
         with st("placement checks"):
             check_inside(cx, sim)
     else:
-        from .generate import build_mesh
-
-        with st("mesh generation"):
-            mesh = build_mesh(sim.mesh)
-        if sim.renumber:
-            with st("renumbering"):
-                mesh = mesh.renumbered()
-        with st("complex (edges)"):
-            cx = build(mesh)
-            tables_ahead(cx, _layouts_ahead(sim, cx))  # built while the operators are
-        with st("placement checks"):
-            check_inside(cx, sim)  # sources and probes, before the power iteration
-        with st("local matrices and buckets"):
-            eps, mu, sig = materials(sim, mesh)
-            ops = assemble(cx, eps, mu, sig)
-        with st("layout"):  # the power iteration's (XLA's, whatever the run's kernels)
-            lay = make_layout(ops, "xla")
-        with st("kernel arrays"):  # formed once for the power iteration and the run
-            base = kernel_base(ops, lay)
-        with st("power iteration"):  # float64 whatever the run's dtype: rho ~ 1e20 1/s^2
-            rho = spectral_radius(ops, lay, base)
+        mesh, cx, ops, rho, lay, base = _build(sim, st)
     dt, steps = _steps(sim, rho)
     kernels = _kernels(sim, ops, steps)
     if lay.spec.kernels != kernels:
