@@ -239,3 +239,15 @@ def test_snap_edge_matches_search_of_every_edge():
         cos = vec[near] @ u / np.linalg.norm(u) / np.linalg.norm(vec[near], axis=1)
         k = int(np.argmax(np.abs(cos)))
         assert snap_edge(cx, pec, p, u) == (int(near[k]), float(np.sign(cos[k]) or 1.0))
+
+
+def test_cache_written_on_a_thread_is_complete_when_the_block_ends(small_dgatd, tmp_path):
+    """The set-up's arrays go to disk on the cache's writer thread while the run goes on;
+    leaving ``setup_cache`` waits for them (a script may remove the folder next)."""
+    with setup_cache(str(tmp_path)):
+        built = prepare(small_dgatd())
+    assert built.cache == "miss" and not cache._PENDING
+    path = tmp_path / "dga" / built.cache_key
+    assert (path / "manifest.json").is_file()
+    assert not [p for p in path.parent.iterdir() if p.name.endswith(".tmp")]
+    shutil.rmtree(tmp_path / "dga")

@@ -51,6 +51,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..driver.compile_cache import at_block_end
 from ..driver.stages import Stages
 from .complex import Complex
 from .layout import Layout, layout_spec
@@ -116,6 +117,9 @@ def wait(path: Path | None = None) -> None:
             fut.result()
             if item in _PENDING:
                 _PENDING.remove(item)
+
+
+at_block_end(wait)  # a setup_cache block ends once its writes have
 
 
 def _write(root: Path, path: Path, arrays: dict[str, np.ndarray], meta: dict) -> Path | None:

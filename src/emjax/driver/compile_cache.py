@@ -126,7 +126,8 @@ def setup_cache_folder() -> Path | None:
 def setup_cache(setting: str | Path | None) -> Iterator[Path | None]:
     """The set-up cache on for the block: ``setting`` a folder (the cache is then its
     ``dga`` subfolder, as ``$EMJAX_CACHE_DIR`` names the compilation cache's folder), None
-    (``<user cache>/emjax/dga``, beside JAX's ``<user cache>/emjax/jax``) or ``"off"``."""
+    (``<user cache>/emjax/dga``, beside JAX's ``<user cache>/emjax/jax``) or ``"off"``.
+    Its writes have ended when the block ends."""
     if str(setting).strip().lower() == OFF:
         folder = None
     elif setting:
@@ -138,6 +139,18 @@ def setup_cache(setting: str | Path | None) -> Iterator[Path | None]:
         yield folder
     finally:
         _setup_folder.pop()
+        for finish in _on_leave:  # writes still in flight end with the block
+            finish()
+
+
+_on_leave: list = []
+
+
+def at_block_end(finish) -> None:
+    """Run ``finish()`` as every :func:`setup_cache` block ends: a solver's cache that
+    writes on a thread of its own (:mod:`emjax.dga.cache`) registers the wait for its
+    writes, so that the folder is complete, and may be removed, once the block ends."""
+    _on_leave.append(finish)
 
 
 def _set(options: dict) -> None:
@@ -253,4 +266,4 @@ def stage_report(born: Mark | None, start: float, wall: float, compile_s: float)
 
 __all__ = ["cache_enabled", "compilation_cache", "compile_counter", "default_cache_dir",
            "disable_compilation_cache", "enable_compilation_cache", "setup_cache",
-           "setup_cache_folder"]
+           "setup_cache_folder", "at_block_end"]
