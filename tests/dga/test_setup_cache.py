@@ -198,13 +198,39 @@ def test_auto_kernels_weigh_compilation_against_steps():
     assert pallas_extra_compile_s([22]) > pallas_extra_compile_s([14])
 
 
-def test_renumbered_passes_the_checks_unchanged():
+@pytest.mark.parametrize("order", ["rcm", "morton"])
+def test_renumbered_passes_the_checks_unchanged(order):
     from emjax.dga import structured
     from emjax.dga.mesh import TetMesh
 
-    m = structured.cylinder(1.0, 0.5, rings=3, layers=2, renumber=True)
+    raw = structured.distort(structured.cylinder(1.0, 0.5, rings=5, layers=3, renumber=False))
+    m = raw.renumbered(order)
     checked = TetMesh(m.nodes, m.tets, m.regions)
     assert checked.flipped == 0 and np.array_equal(checked.tets, m.tets)
+    # a relabelling: the same nodes and the same tets, by their coordinates
+    assert np.array_equal(np.sort(m.nodes, axis=0), np.sort(raw.nodes, axis=0))
+    key = lambda mesh: np.sort(np.sort(mesh.nodes[mesh.tets], axis=1).reshape(  # noqa: E731
+        mesh.num_tets, -1), axis=0)
+    assert np.array_equal(key(m), key(raw))
+    # neighbours get near numbers: a tet's nodes far closer than in a random order
+    bw = lambda mesh: np.mean(mesh.tets.max(1) - mesh.tets.min(1))  # noqa: E731
+    assert bw(m) < 0.5 * bw(raw.permuted_random())
+    with pytest.raises(ValueError, match="order = 'hilbert'"):
+        raw.renumbered("hilbert")
+
+
+def test_node_order_is_in_the_key_and_leaves_rho(small_dgatd, monkeypatch):
+    """Another node order is another set-up (another cache key) with the same physics:
+    rho, a property of the operator, agrees to rounding."""
+    from emjax.dga import setup
+
+    sim = small_dgatd()
+    assert cache.cache_key(sim, "rcm") != cache.cache_key(sim, "morton")
+    rho = {}
+    for order in ("rcm", "morton"):
+        monkeypatch.setattr(setup, "node_order", lambda order=order: order)
+        rho[order] = prepare(sim).rho
+    assert rho["morton"] == pytest.approx(rho["rcm"], rel=1e-9)
 
 
 def test_placement_box_search_matches_full_search():

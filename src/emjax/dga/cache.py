@@ -7,10 +7,11 @@ The cache keeps what :func:`emjax.dga.solver.prepare` builds (the renumbered mes
 complex, the fractioned operators and the spectral radius of the time-step bound) in
 one folder per set-up, ``<key>/``, of uncompressed ``.npy`` arrays and a
 ``manifest.json``; ``key`` is a SHA-256 digest of everything those arrays depend on:
-the mesh description (a mesh file by its bytes), ``renumber``, the media (background
-and regions) and :data:`CACHE_VERSION`. The index maps of the layout of the run that
-wrote the folder are kept with them; a run whose kernels differ (``auto`` chooses by
-the run's length) makes its own layout, which the power iteration does not need.
+the mesh description (a mesh file by its bytes), ``renumber`` and its node order, the
+media (background and regions) and :data:`CACHE_VERSION`. The index maps of the layout
+of the run that wrote the folder are kept with them; a run whose kernels differ
+(``auto`` chooses by the run's length) makes its own layout, which the power iteration
+does not need.
 Kernels, dtype, safety, duration, sources and probes are not in the key: dt is
 ``safety`` times the bound from the cached rho, and the sources and probes are checked
 and placed on every run. Arrays formed from these for a run are
@@ -76,8 +77,9 @@ def cache_dir() -> Path | None:
     return setup_cache_folder()
 
 
-def cache_key(sim) -> str:
-    """Hex SHA-256 of what the cached arrays depend on (module docstring)."""
+def cache_key(sim, order: str = "rcm") -> str:
+    """Hex SHA-256 of what the cached arrays depend on (module docstring); ``order``:
+    the node order of the renumbering (the backend's)."""
     mesh = sim.mesh.model_dump(mode="json")
     h = hashlib.sha256()
     if mesh.get("type") == "file":  # the file's bytes, not just its name
@@ -86,7 +88,7 @@ def cache_key(sim) -> str:
         with open(resolved(str(sim.mesh.path)), "rb") as fh:
             for block in iter(lambda: fh.read(1 << 20), b""):
                 h.update(block)
-    what = {"version": CACHE_VERSION, "mesh": mesh, "renumber": sim.renumber,
+    what = {"version": CACHE_VERSION, "mesh": mesh, "renumber": sim.renumber and order,
             "background": sim.background.model_dump(mode="json"),
             "regions": [r.model_dump(mode="json") for r in sim.regions]}
     h.update(json.dumps(what, sort_keys=True).encode())

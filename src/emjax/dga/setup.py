@@ -60,7 +60,7 @@ def make_mesh(sim) -> TetMesh:
     from .generate import build_mesh
 
     mesh = build_mesh(sim.mesh)
-    return mesh.renumbered() if sim.renumber else mesh
+    return mesh.renumbered(node_order()) if sim.renumber else mesh
 
 
 def materials(sim, mesh: TetMesh):
@@ -104,6 +104,14 @@ def _steps(sim, rho: float) -> tuple[float, int]:
     return dt, sim.steps if sim.steps is not None else max(1, math.ceil(sim.duration / dt - 1e-9))
 
 
+def node_order() -> str:
+    """The set-up's node order (:data:`emjax.dga.mesh.NODE_ORDERS`), the backend's:
+    Morton on a GPU, where the kernels run as fast on it and it costs a quarter of
+    reverse Cuthill-McKee's time; reverse Cuthill-McKee on a CPU, whose steps ran 4%
+    faster on it (BENCHMARKS.md)."""
+    return "morton" if jax.default_backend() == "gpu" else "rcm"
+
+
 def _layouts_ahead(sim, cx: Complex) -> tuple[bool, ...]:
     """The layouts whose edge tables a build needs (False: XLA's, the power iteration's;
     True: Pallas', where the run may take it: ``auto`` decides once dt is known, so here
@@ -129,7 +137,7 @@ def _build(sim, st: Stages) -> tuple:
             if device_path(mesh.num_tets) else None
     if sim.renumber:
         with st("renumbering"):
-            mesh = mesh.renumbered()
+            mesh = mesh.renumbered(node_order())
     with st("complex (edges)"):
         cx = build(mesh)
         tables_ahead(cx, _layouts_ahead(sim, cx))
@@ -159,7 +167,7 @@ def prepare(sim) -> DGASetup:
     folder, verdict, built, key, base = cache.cache_dir(), "off", None, "", None
     if folder is not None:
         with st("cache read"):
-            key = cache.cache_key(sim)
+            key = cache.cache_key(sim, node_order())
             verdict, built = cache.load(folder, key)
     if built is not None:
         mesh, cx, ops, rho, lay = built
@@ -186,4 +194,5 @@ def prepare(sim) -> DGASetup:
                     cache_key=key if verdict in ("hit", "miss", "rebuilt") else "")
 
 
-__all__ = ["DEVICE_BYTES_PER_TET", "DGASetup", "make_mesh", "materials", "prepare"]
+__all__ = ["DEVICE_BYTES_PER_TET", "DGASetup", "make_mesh", "materials", "node_order",
+           "prepare"]

@@ -264,6 +264,14 @@ def stage_report(born: Mark | None, start: float, wall: float, compile_s: float)
            "stepping_time_s": max(wall - compile_s, 0.0)}
     return out if born is None else {**out, **cache_report(born)}
 
-__all__ = ["cache_enabled", "compilation_cache", "compile_counter", "default_cache_dir",
-           "disable_compilation_cache", "enable_compilation_cache", "setup_cache",
-           "setup_cache_folder", "at_block_end"]
+__all__ = [
+    "at_block_end",
+    "cache_enabled",
+    "compilation_cache",
+    "compile_counter",
+    "default_cache_dir",
+    "disable_compilation_cache",
+    "enable_compilation_cache",
+    "setup_cache",
+    "setup_cache_folder",
+]
