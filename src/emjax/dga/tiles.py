@@ -71,19 +71,31 @@ def tile_table(buckets, lossy: bool) -> np.ndarray:
     return tab.astype(np.int32)
 
 
-def _tiled(entries: np.ndarray) -> np.ndarray:
-    """(k, nv) entries per node -> flat, per tile (k, U_TILE) slot-major, zero-padded."""
-    k, nv = entries.shape
-    n = -(-nv // U_TILE)
-    out = np.zeros((k, n * U_TILE), entries.dtype)
-    out[:, :nv] = entries
-    return out.reshape(k, n, U_TILE).transpose(1, 0, 2).ravel()
+def _fill(parts: list[tuple[list, float | None]], dtype) -> np.ndarray:
+    """Flat tiled array of buckets' entries: per bucket ``(rows, scale)``, ``rows`` its k
+    entries as (nv,) arrays (views), each times ``scale`` (None: as they are), laid per
+    tile (k, U_TILE) slot-major and zero-padded, in ``dtype``. Written in place, one
+    row at a time: no (k, nv) stack, padded copy or transpose of it (1.4 s of the
+    20.2M-DoF set-up on an H200's host went to those copies, BENCHMARKS.md)."""
+    shapes = [(-(-rows[0].size // U_TILE), len(rows)) for rows, _ in parts]
+    out = np.zeros(sum(n * k * U_TILE for n, k in shapes), dtype)
+    start = 0
+    for (rows, scale), (n, k) in zip(parts, shapes, strict=True):
+        view = out[start:start + n * k * U_TILE].reshape(n, k, U_TILE)
+        nv = rows[0].size
+        full = nv // U_TILE
+        for r, row in enumerate(rows):
+            src = row if scale is None else row * scale
+            view[:full, r, :] = src[:full * U_TILE].reshape(full, U_TILE)
+            view[full:, r, :nv - full * U_TILE] = src[full * U_TILE:]
+        start += n * k * U_TILE
+    return out
 
 
-def symmetric_entries(D: np.ndarray, Dh: np.ndarray | None) -> np.ndarray:
+def symmetric_rows(D: np.ndarray, Dh: np.ndarray | None) -> list[np.ndarray]:
     """The cyclic packing ``D`` (nd, w, nv) / ``Dh`` (w / 2, nv) of symmetric matrices
-    (``D[d, i] = M[i, (i + d) mod w]``) as (w (w + 1) / 2, nv) rows in :func:`sym_index`
-    order."""
+    (``D[d, i] = M[i, (i + d) mod w]``) as w (w + 1) / 2 rows (nv,) (views) in
+    :func:`sym_index` order."""
     nd, w, _ = D.shape
     rows = []
     for j in range(w):
@@ -95,31 +107,42 @@ def symmetric_entries(D: np.ndarray, Dh: np.ndarray | None) -> np.ndarray:
                 rows.append(Dh[i])
             else:  # M[i, j] = M[j, (j + w - d) mod w]
                 rows.append(D[w - d, j])
-    return np.stack(rows)
+    return rows
+
+
+def symmetric_entries(D: np.ndarray, Dh: np.ndarray | None) -> np.ndarray:
+    """:func:`symmetric_rows` stacked, (w (w + 1) / 2, nv)."""
+    return np.stack(symmetric_rows(D, Dh))
+
+
+def full_rows(P: np.ndarray) -> list[np.ndarray]:
+    """Full matrices (w, w, nv) as w^2 rows (nv,) (views) in :func:`full_index` order."""
+    w = P.shape[0]
+    order = sorted(((i, j) for i in range(w) for j in range(w)), key=lambda ij: full_index(*ij))
+    return [P[i, j] for i, j in order]
 
 
 def full_entries(P: np.ndarray) -> np.ndarray:
-    """Full matrices (w, w, nv) as (w^2, nv) rows in :func:`full_index` order."""
-    w = P.shape[0]
-    order = sorted(((i, j) for i in range(w) for j in range(w)), key=lambda ij: full_index(*ij))
-    return np.stack([P[i, j] for i, j in order])
+    """:func:`full_rows` stacked, (w^2, nv)."""
+    return np.stack(full_rows(P))
 
 
 def pack(parts: list[dict], lossy: bool, dtype) -> dict:
     """``gidx``, ``M`` (and ``P`` when ``lossy``) of all buckets in tiles. ``parts``: per
-    bucket ``gidx`` (w, nv) int, ``M`` (w (w + 1) / 2, nv) in :func:`sym_index` order and,
-    for lossy buckets, ``P`` (w^2, nv) in :func:`full_index` order (missing: identity)."""
-    out = {"gidx": np.concatenate([_tiled(p["gidx"]) for p in parts]).astype(np.int32),
-           "M": np.concatenate([_tiled(p["M"]) for p in parts]).astype(dtype)}
+    bucket ``gidx`` (w, nv) int, ``M`` the (w (w + 1) / 2) rows (nv,) in
+    :func:`sym_index` order times ``scale`` (absent: 1) and, for lossy buckets, ``P``
+    the (w^2) rows in :func:`full_index` order (missing: identity)."""
+    out = {"gidx": _fill([(list(p["gidx"]), None) for p in parts], np.int32),
+           "M": _fill([(p["M"], p.get("scale")) for p in parts], dtype)}
     if lossy:
         Ps = []
         for p in parts:
             P = p.get("P")
             if P is None:
                 w, nv = p["gidx"].shape
-                P = full_entries(np.broadcast_to(np.eye(w)[:, :, None], (w, w, nv)))
-            Ps.append(_tiled(P))
-        out["P"] = np.concatenate(Ps).astype(dtype)
+                P = full_rows(np.broadcast_to(np.eye(w)[:, :, None], (w, w, nv)))
+            Ps.append((P, None))
+        out["P"] = _fill(Ps, dtype)
     return out
 
 
@@ -142,4 +165,5 @@ def groups(widths: np.ndarray, slack: float = 0.5) -> list[tuple[int, int, int]]
 
 
 __all__ = ["GBASE", "MBASE", "NB", "PBASE", "UBASE", "WIDTH", "full_entries", "full_index",
-           "groups", "pack", "sym_index", "symmetric_entries", "tile_table", "tile_widths"]
+           "full_rows", "groups", "pack", "sym_index", "symmetric_entries", "symmetric_rows",
+           "tile_table", "tile_widths"]
