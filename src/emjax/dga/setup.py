@@ -10,6 +10,7 @@ the kernels (``auto``: by the run's length) and their layout.
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import jax
@@ -124,10 +125,11 @@ def _layouts_ahead(sim, cx: Complex) -> tuple[bool, ...]:
 
 
 def _build(sim, st: Stages) -> tuple:
-    """(mesh, complex, operators, rho, XLA's layout, its kernel base) from nothing, each
-    stage timed in ``st``. On an accelerator the local matrices' program compiles on a
-    thread while the host renumbers the mesh and builds the complex, and the edge
-    tables are built on another while the operators are formed."""
+    """(mesh, complex, operators, rho, XLA's layout, its kernel base, {kernels: a future
+    layout}) from nothing, each stage timed in ``st``. On an accelerator the local
+    matrices' program compiles on a thread while the host renumbers the mesh and builds
+    the complex; the edge tables are built on another while the operators are formed,
+    and Pallas' layout, where the run may take it, during the power iteration."""
     from .generate import build_mesh
 
     with st("mesh generation"):
@@ -140,7 +142,8 @@ def _build(sim, st: Stages) -> tuple:
             mesh = mesh.renumbered(node_order())
     with st("complex (edges)"):
         cx = build(mesh)
-        tables_ahead(cx, _layouts_ahead(sim, cx))
+        pallas = _layouts_ahead(sim, cx)
+        tables_ahead(cx, pallas)
     with st("placement checks"):
         check_inside(cx, sim)  # sources and probes, before the power iteration
     with st("local matrices and buckets"):
@@ -148,11 +151,16 @@ def _build(sim, st: Stages) -> tuple:
         ops = assemble(cx, eps, mu, sig, ahead=ahead)
     with st("layout"):  # the power iteration's (XLA's, whatever the run's kernels)
         lay = make_layout(ops, "xla")
+        later = {}
+        if True in pallas:  # the run's, should it take Pallas, beside the power iteration
+            pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="emjax-layout")
+            later["pallas"] = pool.submit(make_layout, ops, "pallas")
+            pool.shutdown(wait=False)
     with st("kernel arrays"):  # formed once for the power iteration and the run
         base = kernel_base(ops, lay)
     with st("power iteration"):  # float64 whatever the run's dtype: rho ~ 1e20 1/s^2
         rho = spectral_radius(ops, lay, base)
-    return mesh, cx, ops, rho, lay, base
+    return mesh, cx, ops, rho, lay, base, later
 
 
 def prepare(sim) -> DGASetup:
@@ -169,17 +177,18 @@ def prepare(sim) -> DGASetup:
         with st("cache read"):
             key = cache.cache_key(sim, node_order())
             verdict, built = cache.load(folder, key)
+    later: dict = {}
     if built is not None:
         mesh, cx, ops, rho, lay = built
         with st("placement checks"):
             check_inside(cx, sim)
     else:
-        mesh, cx, ops, rho, lay, base = _build(sim, st)
+        mesh, cx, ops, rho, lay, base, later = _build(sim, st)
     dt, steps = _steps(sim, rho)
     kernels = _kernels(sim, ops, steps)
     if lay.spec.kernels != kernels:
         with st("layout"):
-            lay = make_layout(ops, kernels)
+            lay = later[kernels].result() if kernels in later else make_layout(ops, kernels)
             base = None if base is None else relaid(base, ops, lay)
     if folder is not None and built is None:
         with st("cache write"):
