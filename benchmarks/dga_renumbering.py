@@ -6,8 +6,9 @@ host, the largest host stage left).
 
 For the seed's ring mesh at the target DoFs (or a ``.vtu`` mesh file): the order as
 generated, reverse Cuthill-McKee (``TetMesh.renumbered``, the set-up's), and a Morton
-(Z-order) sort of the nodes by their coordinates (tets then by lowest node, as
-``renumbered`` does), each with its time to compute and the XLA and Pallas half-steps
+(Z-order) sort of the nodes by their coordinates (``TetMesh.renumbered("morton")``; a
+copy of that function in this script when first measured, 2026-11-29), each with its
+time to compute and the XLA and Pallas half-steps
 (``emjax.bench.dga.measure``).
 """
 
@@ -16,35 +17,6 @@ from __future__ import annotations
 import json
 import sys
 import time
-
-import numpy as np
-
-
-def _spread(v: np.ndarray) -> np.ndarray:
-    """21-bit integers with two zero bits inserted after each bit (uint64)."""
-    v = v.astype(np.uint64) & np.uint64(0x1FFFFF)
-    for shift, mask in ((32, 0x1F00000000FFFF), (16, 0x1F0000FF0000FF), (8, 0x100F00F00F00F00F),
-                        (4, 0x10C30C30C30C30C3), (2, 0x1249249249249249)):
-        v = (v | (v << np.uint64(shift))) & np.uint64(mask)
-    return v
-
-
-def morton_renumbered(mesh):
-    """``mesh`` with its nodes in Morton order of their coordinates and its tets sorted
-    by their lowest node (then the next), as ``TetMesh.renumbered`` orders tets."""
-    from emjax.dga.mesh import TetMesh
-
-    x = mesh.nodes
-    lo, hi = x.min(axis=0), x.max(axis=0)
-    q = ((x - lo) / np.maximum(hi - lo, 1e-300) * (2**21 - 1)).astype(np.int64)
-    key = _spread(q[:, 0]) | (_spread(q[:, 1]) << np.uint64(1)) | (_spread(q[:, 2]) << np.uint64(2))
-    perm = np.argsort(key, kind="stable")
-    new_of_old = np.empty(perm.size, np.int64)
-    new_of_old[perm] = np.arange(perm.size)
-    tets = new_of_old[mesh.tets]
-    k = np.sort(tets, axis=1)
-    order = np.lexsort((k[:, 1], k[:, 0]))
-    return TetMesh.trusted(mesh.nodes[perm], tets[order], mesh.regions[order])
 
 
 def main() -> None:
@@ -67,8 +39,8 @@ def main() -> None:
         h = 1.0 / r
     gen = time.perf_counter() - t
     dt = 0.3 * h / c0
-    orders = {"generated": (lambda m: m), "rcm": (lambda m: m.renumbered()),
-              "morton": morton_renumbered}
+    orders = {"generated": (lambda m: m), "rcm": (lambda m: m.renumbered("rcm")),
+              "morton": (lambda m: m.renumbered("morton"))}
     for name, how in orders.items():
         t = time.perf_counter()
         m = how(mesh)
