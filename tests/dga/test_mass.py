@@ -101,3 +101,30 @@ def test_packed_energy_equals_dense_quadratic_form(kernels):
     tol = 1e-14 * max(np.abs(ops.Mmu).max(), max(np.abs(bk.Meps).max() for bk in ops.buckets))
     assert np.max(np.abs(np.asarray(q) - q_ref)) <= 8 * tol * np.abs(uc).max()
     assert np.max(np.abs(np.asarray(b) - b_ref)) <= 8 * tol * np.abs(fn).max()
+
+
+def test_device_set_up_equals_numpy(small_dgatd, monkeypatch):
+    """The whole set-up on the device path (the local program compiled ahead on a
+    thread, node sums and inverses on the device, edge tables and Pallas' layout on
+    threads) against the NumPy path: the same operators to rounding and the same time
+    step, a lossy region included."""
+    import emjax as em
+    from emjax.dga.setup import prepare
+
+    sim = small_dgatd(kernels="pallas",
+                      regions=[em.Region(tag=0, medium=em.Medium(eps_r=2.0, sigma=0.05))])
+    ref = prepare(sim)
+    monkeypatch.setattr(mass, "_on_device", lambda: True)
+    monkeypatch.setattr(mass, "DEVICE_LOCAL_FROM", 0)
+    dev = prepare(sim)
+    assert dev.layout.spec == ref.layout.spec and dev.steps == ref.steps
+    assert dev.rho == pytest.approx(ref.rho, rel=1e-12)
+    for name in ("Ms1", "Mmu10"):
+        a, b = getattr(ref.ops, name), getattr(dev.ops, name)
+        assert np.max(np.abs(a - b)) <= 1e-12 * np.max(np.abs(a)), name
+    for br, bd in zip(ref.ops.buckets, dev.ops.buckets, strict=True):
+        for name in ("Minv_s", "Meps", "Msig"):
+            a, b = getattr(br, name), getattr(bd, name)
+            assert np.max(np.abs(a - b)) <= 1e-12 * np.max(np.abs(a)), name
+    for name in ("u_perm", "he_pos", "hs", "he"):
+        assert np.array_equal(getattr(ref.layout, name), getattr(dev.layout, name)), name
