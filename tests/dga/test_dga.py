@@ -96,6 +96,24 @@ def test_topology_checks_without_int64_face_keys():
     _check_topology(big(m.nodes), m.tets)
 
 
+def test_complex_boundary_without_int64_face_keys():
+    """The complex's boundary faces of a mesh of 1.7M+ nodes are keyed by their rows
+    (nn^3 overflows an int64 key): the same boundary nodes and edges as the keyed path."""
+    from emjax.dga import structured
+    from emjax.dga.complex import _boundary
+
+    m = structured.distort(structured.cylinder(1.0, 0.5, rings=4, layers=2, renumber=False))
+    tets = np.sort(m.tets, axis=1)
+    nn, big = m.num_nodes, 2_200_000  # the same tets on the last nodes of a larger mesh
+    shift = big - nn
+    nb, bkey = _boundary(tets, nn)
+    nb_big, bkey_big = _boundary(tets + shift, big)
+    assert np.array_equal(nb_big[shift:], nb) and not nb_big[:shift].any()
+    assert 0 < nb.sum() < nn
+    assert np.array_equal(np.stack([bkey_big // big, bkey_big % big], 1) - shift,
+                          np.stack([bkey // nn, bkey % nn], 1))
+
+
 def test_unknown_region_tag_refused():
     sim = em.DGATD(mesh=em.BoxMesh(size=(0.3, 0.2, 0.2), edge_length=0.1),
                    regions=[em.Region(tag=7, medium=em.Medium(eps_r=2))], steps=2)

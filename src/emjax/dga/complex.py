@@ -31,7 +31,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .mesh import LOCAL_EDGES, LOCAL_FACES, TetMesh, signed_volumes
+from .mesh import LOCAL_EDGES, LOCAL_FACES, TetMesh, _row_keys, signed_volumes
 
 FACE_SIGN = np.array([1.0, -1.0, 1.0, -1.0])
 """Face k of a positive tet in ascending local order, traversed p -> q -> r (sorted),
@@ -124,16 +124,30 @@ class Complex:
 
 def _boundary(tets: np.ndarray, nn: int) -> tuple[np.ndarray, np.ndarray]:
     """(node_boundary (nn,) bool, the sorted keys ``i nn + j`` of the boundary edges)
-    from the faces that only one tet has."""
-    faces = tets[:, LOCAL_FACES].reshape(-1, 3)
-    fkey = (faces[:, 0] * nn + faces[:, 1]) * nn + faces[:, 2]
-    uf, fc = np.unique(fkey, return_counts=True)
+    from the faces that only one tet has: keyed by arithmetic on their nodes, or by
+    their rows where nn^3 overflows an int64 key (past 1.66M nodes, as TetMesh's checks)."""
+    faces = tets[:, LOCAL_FACES].reshape(-1, 3)  # rows ascending: the tets are sorted
+    uf, fc = np.unique(_row_keys(faces, nn), axis=0, return_counts=True)
     bf = uf[fc == 1]
-    bfaces = np.stack([bf // (nn * nn), (bf // nn) % nn, bf % nn], axis=1)
+    bfaces = bf if bf.ndim == 2 else np.stack([bf // (nn * nn), (bf // nn) % nn, bf % nn], 1)
     node_boundary = np.zeros(nn, bool)
     node_boundary[bfaces.ravel()] = True
     be = np.concatenate([bfaces[:, [0, 1]], bfaces[:, [0, 2]], bfaces[:, [1, 2]]])
     return node_boundary, np.unique(be[:, 0] * nn + be[:, 1])
+
+
+def _unique_inverse(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the sorted distinct values, each entry's index among them) of int64 ``key``, as
+    ``np.unique(key, return_inverse=True)`` gives them, from one stable argsort (a third
+    of np.unique's time on 19.6M keys, 2-core VM)."""
+    order = np.argsort(key, kind="stable")
+    sk = key[order]
+    new = np.empty(sk.size, bool)
+    new[:1] = True
+    np.not_equal(sk[1:], sk[:-1], out=new[1:])
+    inv = np.empty(key.size, np.int64)
+    inv[order] = np.cumsum(new) - 1
+    return sk[new], inv
 
 
 def build(mesh: TetMesh) -> Complex:
@@ -146,15 +160,15 @@ def build(mesh: TetMesh) -> Complex:
         boundary = pool.submit(_boundary, tets, nn)
         vol = signed_volumes(mesh.nodes, tets)
         pairs = tets[:, LOCAL_EDGES].reshape(-1, 2)
-        ukey, inv = np.unique(pairs[:, 0] * nn + pairs[:, 1], return_inverse=True)
+        ukey, inv = _unique_inverse(pairs[:, 0] * nn + pairs[:, 1])
         node_boundary, bkey = boundary.result()
     edges = np.stack([ukey // nn, ukey % nn], axis=1)
     ne = edges.shape[0]
-    edge_boundary = np.isin(ukey, bkey)
-    # half edges sorted by (node, edge): slot = rank within the node
+    edge_boundary = np.zeros(ne, bool)
+    edge_boundary[np.searchsorted(ukey, bkey)] = True  # every boundary edge is an edge
+    # half edges sorted by (node, edge), one key each: slot = rank within the node
     he_node = np.concatenate([edges[:, 0], edges[:, 1]])
-    he_id = np.arange(2 * ne)
-    order = np.lexsort((he_id % ne, he_node))
+    order = np.argsort(he_node * ne + np.tile(np.arange(ne), 2))
     degree = np.bincount(he_node, minlength=nn)
     first = np.concatenate([[0], np.cumsum(degree)[:-1]])
     rank = np.empty(2 * ne, np.int64)
