@@ -33,7 +33,7 @@ UNIT = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]], float)
 def test_kernel_modules_import_no_pydantic():
     code = ("import sys; import emjax.dga.step, emjax.dga.mass, emjax.dga.complex, "
             "emjax.dga.mesh, emjax.dga.stability, emjax.dga.structured, emjax.dga.layout, "
-            "emjax.dga.edges, emjax.dga.arrays, emjax.dga.pallas; "
+            "emjax.dga.edges, emjax.dga.arrays, emjax.dga.pallas, emjax.dga.local; "
             "assert 'pydantic' not in sys.modules, 'pydantic loaded'")
     subprocess.run([sys.executable, "-c", code], check=True)
     code = ("import sys; import emjax.model.dga; "
