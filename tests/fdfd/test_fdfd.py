@@ -218,6 +218,16 @@ def test_bad_frequency():
         with pytest.raises(ValidationError, match="frequency"):
             FDFD3D(
                 domain=Domain(size=(0.1, 0.1, 0.1), spacing=0.005), frequency=f)
+    # frequencies the grid cannot represent, refused before their arithmetic overflows
+    # (fuzz: 1e-300 and 5e-324 Hz overflowed the media's eps, 1e300 Hz k0^2)
+    dom = Domain(size=(0.2, 0.2, 0.2), spacing=0.005)  # 1 to 1e9 cells: 60 Hz - 60 GHz
+    for f in (5e-324, 1e-300, 59.0, 6.1e10, 1e300):
+        with pytest.raises(ValidationError, match=r"cells of 0\.005 m in a free-space"):
+            FDFD3D(domain=dom, frequency=f)
+    for f in (61.0, 5.9e10):
+        assert FDFD3D(domain=dom, frequency=f).frequency == f
+    with pytest.raises(ValidationError, match=r"frequencies\[1\] = 1e\+300 Hz"):
+        FDFD3D(domain=dom, frequencies=[1e9, 1e300])
 
 
 def test_resolution_warning_and_strict():

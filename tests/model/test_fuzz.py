@@ -354,7 +354,9 @@ def fdfd3d_docs(draw) -> dict:
     mid = [lo + n * dx / 2 for lo, n, dx in zip(lower, cells, dxyz, strict=True)]
     half = [(n - 2 * t) * dx / 2 for n, dx in zip(cells, dxyz, strict=True)]
     h = min(half)
-    doc: dict = {"type": "FDFD3D", "domain": dom, "frequency": draw(st.floats(1e9, 60e9)),
+    # up to 60 GHz, and at least one cell per free-space wavelength (the model's floor)
+    f_max = min(60e9, 0.999 * 2.99792458e8 / max(dxyz))
+    doc: dict = {"type": "FDFD3D", "domain": dom, "frequency": draw(st.floats(1e9, f_max)),
                  "boundary": {"type": "PML", "thickness": t}, "structures": []}
     for _ in range(draw(st.integers(0, 2))):
         kind = draw(st.sampled_from(["Sphere", "Box", "Cylinder", "Ellipsoid", "Voxels"]))

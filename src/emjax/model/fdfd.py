@@ -88,6 +88,13 @@ class FDFDSolver(EmModel):
         return self
 
 
+MAX_CELLS_PER_WAVELENGTH = 1e9
+"""The most grid cells per free-space wavelength a frequency may put on the coarsest
+spacing (1 kHz on 3 cm cells: 1e7): far past it the fields are quasi-static, the
+curl-curl operator too ill-conditioned for a full-wave solve, and frequencies near zero
+overflow its arithmetic (5e-324 Hz did)."""
+
+
 class FDFD3D(_GridScenario):
     """A 3D Yee FDFD scattering problem at one frequency or a sweep (seed 000).
 
@@ -158,6 +165,8 @@ class FDFD3D(_GridScenario):
                 f"frequency = {self.frequency!r} Hz must be finite and > 0; give it in Hz"
             )
         problems += self._sweep_problems()
+        if not problems:
+            problems += self._grid_frequency_problems()
         bg = self.background
         if bg.eps_r != 1 or bg.mu_r != 1 or bg.sigma != 0 or bg.sigma_m != 0:
             problems.append(
@@ -206,6 +215,18 @@ class FDFD3D(_GridScenario):
         if problems:
             raise ValueError("\n".join(problems))  # one line each
         return self
+
+    def _grid_frequency_problems(self) -> list[str]:
+        """Frequencies the grid cannot represent: less than one cell per free-space
+        wavelength, or more than :data:`MAX_CELLS_PER_WAVELENGTH`."""
+        d = max(self.domain.spacing3)
+        lo, hi = c0 / (MAX_CELLS_PER_WAVELENGTH * d), c0 / d
+        names = [f"frequencies[{i}]" for i in range(len(self.sweep))] \
+            if self.frequencies is not None else ["frequency"]
+        return [f"{name} = {f!r} Hz puts {c0 / f / d:.3g} cells of {d:.4g} m in a free-space "
+                f"wavelength; FDFD3D needs 1 to {MAX_CELLS_PER_WAVELENGTH:.0e} (on this "
+                f"grid {lo:.3g} to {hi:.3g} Hz)"
+                for name, f in zip(names, self.sweep, strict=True) if not lo <= f <= hi]
 
     def _sweep_problems(self) -> list[str]:
         """One line per bad entry of ``frequencies``."""
