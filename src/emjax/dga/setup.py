@@ -1,10 +1,11 @@
 """The DGATD lowering: a scenario to a :class:`DGASetup` (mesh, complex, operators,
 layout, dt), stage by stage, through the set-up cache (:mod:`emjax.dga.cache`).
 
-Set-up (NumPy float64 on the host, the operators' matrices in one device program on
-an accelerator): mesh -> renumbered -> complex -> fractioned operators
-(:mod:`emjax.dga.mass`) -> stable dt by power iteration (:mod:`emjax.dga.stability`) ->
-the kernels (``auto``: by the run's length) and their layout.
+Set-up (NumPy float64 on the host, the operators' matrices in two device programs on
+an accelerator): mesh -> renumbered (the backend's node order) -> complex -> fractioned
+operators (:mod:`emjax.dga.mass`) -> stable dt by power iteration
+(:mod:`emjax.dga.stability`) -> the kernels (``auto``: by the run's length) and their
+layout; stages that need only what is known overlap on threads (:func:`_build`).
 """
 
 from __future__ import annotations
