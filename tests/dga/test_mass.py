@@ -15,7 +15,7 @@ from emjax.dga.complex import build
 
 def _ops(cx, sig, device: bool, monkeypatch):
     monkeypatch.setattr(mass, "_on_device", lambda: device)
-    monkeypatch.setattr(mass, "DEVICE_INVERSE_FROM", 0)  # the small buckets' too
+    monkeypatch.setattr(mass, "DEVICE_INVERSE_FROM", 0)  # any restricted_inverse too
     monkeypatch.setattr(mass, "DEVICE_LOCAL_FROM", 0)  # and the small mesh's matrices
     n = cx.num_tets
     eps = eps0 * (1 + np.arange(n) % 3)  # three media, so the tets differ
@@ -128,3 +128,11 @@ def test_device_set_up_equals_numpy(small_dgatd, monkeypatch):
             assert np.max(np.abs(a - b)) <= 1e-12 * np.max(np.abs(a)), name
     for name in ("u_perm", "he_pos", "hs", "he"):
         assert np.array_equal(getattr(ref.layout, name), getattr(dev.layout, name)), name
+    # the lossy buckets' Crank-Nicolson factors at dt: the device's SPD inverse
+    monkeypatch.setattr(mass, "DEVICE_INVERSE_FROM", 0)
+    b = dev.ops.buckets[0]
+    Pm, Q = mass.lossy_factors(b, dev.dt)
+    monkeypatch.setattr(mass, "_on_device", lambda: False)
+    Pm_ref, Q_ref = mass.lossy_factors(b, dev.dt)
+    for a, r in ((Pm, Pm_ref), (Q, Q_ref)):
+        assert np.max(np.abs(a - r)) <= 1e-12 * np.max(np.abs(r))

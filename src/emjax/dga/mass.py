@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from functools import partial
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from ..driver.host import to_host
@@ -34,6 +33,7 @@ from .local import (
     local_on_device,
     node_matrices_on_device,
     node_sum,
+    spd_inverse,
     unpack_sym4,
 )
 
@@ -232,30 +232,26 @@ def assemble(cx: Complex, eps_t: np.ndarray, mu_t: np.ndarray, sigma_t: np.ndarr
 
 
 DEVICE_INVERSE_FROM = 8_000_000
-"""Entries (w^2 nv) from which :func:`restricted_inverse` runs on the device: below,
+"""Entries (w^2 nv) from which :func:`restricted_inverse` (the lossy buckets' factors at
+dt) runs on the device: below,
 NumPy takes under 0.2 s (44,738 10 x 10 inverses in 0.1 s on a 2-core VM) where the
 device compiles one program per bucket shape (a gmsh mesh has 10-15 buckets; the
 20.2M-DoF set-up compiled seven programs in 10.8 s on an H100's host, 2026-11-28)."""
 
 
 def restricted_inverse(M: np.ndarray, free: np.ndarray) -> np.ndarray:
-    """(w, w, nv): inverse of M on the free slots of each node, zero elsewhere."""
-    device = _on_device() and M.size >= DEVICE_INVERSE_FROM
-    inv = _inverse_on_device(M, free) if device else _inverse(M, free, np)
-    return np.ascontiguousarray(np.moveaxis(to_host(inv).astype(np.float64, copy=False), 0, 2))
+    """(w, w, nv): inverse of the symmetric positive definite M on the free slots of each
+    node, zero elsewhere: NumPy's batched inverse, or on the device (large buckets)
+    :func:`emjax.dga.local.spd_inverse`, the operators' own program's."""
+    if _on_device() and M.size >= DEVICE_INVERSE_FROM:
+        return to_host(_spd_inverse_on_device(M, free)).astype(np.float64, copy=False)
+    Mb = np.moveaxis(M, 2, 0)  # (nv, w, w)
+    mask = free.T[:, :, None] & free.T[:, None, :]
+    Mb = np.where(mask, Mb, np.eye(M.shape[0]))
+    return np.ascontiguousarray(np.moveaxis(np.where(mask, np.linalg.inv(Mb), 0.0), 0, 2))
 
 
-def _inverse(M, free, xp):
-    """(nv, w, w) inverses of :func:`restricted_inverse`, node major."""
-    Mb = xp.moveaxis(xp.asarray(M), 2, 0)  # (nv, w, w)
-    fr = xp.asarray(free).T  # (nv, w)
-    mask = fr[:, :, None] & fr[:, None, :]
-    eye = xp.broadcast_to(xp.eye(M.shape[0], dtype=bool), Mb.shape)
-    Mb = xp.where(mask, Mb, xp.where(eye, 1.0, 0.0))
-    return xp.where(mask, xp.linalg.inv(Mb), 0.0)
-
-
-_inverse_on_device = jax.jit(partial(_inverse, xp=jnp))
+_spd_inverse_on_device = jax.jit(spd_inverse)
 
 
 def lossy_factors(b: Bucket, dt: float) -> tuple[np.ndarray, np.ndarray]:
