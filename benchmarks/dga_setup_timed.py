@@ -23,7 +23,8 @@ WRAPPED = {
     "emjax.dga.arrays": ["kernel_arrays", "kernel_base", "_packed_inverse", "node_tiles",
                          "energy_arrays", "node_arrays", "relaid"],
     "emjax.dga.tiles": ["pack", "symmetric_rows"],
-    "emjax.dga.stability": ["_power_iteration", "rayleigh_quotient", "spectral_radius"],
+    "emjax.dga.stability": ["_power_iteration", "rayleigh_quotient", "spectral_radius",
+                            "_compiled_ahead"],
     "emjax.driver.host": ["to_host"],
     "emjax.dga.mass": ["_node_matrices", "_slots", "_groups", "choose_buckets"],
     "emjax.dga.local": ["node_matrices_on_device", "compile_ahead"],
@@ -36,8 +37,11 @@ WRAPPED = {
 
 
 def wrap(times: dict, module, name: str) -> None:
-    """Replace ``module.name``, and every emjax module's reference to it, by a timer."""
-    f = getattr(module, name)
+    """Replace ``module.name``, and every emjax module's reference to it, by a timer
+    (a name the tree does not have is skipped: the script times older trees too)."""
+    f = getattr(module, name, None)
+    if f is None:
+        return
 
     @functools.wraps(f)
     def timed(*args, **kwargs):

@@ -32,20 +32,16 @@ import numpy as np
 from . import tiles
 from .edges import edge_tables, table_codes
 from .layout import Layout
-from .local import SYM4, pack_sym4
+from .local import SYM4, pack_cyclic, pack_sym4, split_cyclic
 from .mass import Bucket, Operators, lossy_factors
 
 
 def _pack_cyclic(M: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
     """Symmetric (w, w, nv) -> (D (nd, w, nv), Dh (h, nv) or None): ``D[d, i] =
     M[i, (i + d) mod w]`` for d = 0 .. (w - 1) // 2, and for even w ``Dh[i] = M[i, i + w/2]``
-    (i < w/2), exactly w (w + 1) / 2 numbers per node."""
-    w = M.shape[0]
-    nd = (w - 1) // 2 + 1
-    i = np.arange(w)
-    D = np.stack([M[i, (i + d) % w] for d in range(nd)])
-    Dh = M[np.arange(w // 2), np.arange(w // 2) + w // 2] if w % 2 == 0 else None
-    return D, Dh
+    (i < w/2), exactly w (w + 1) / 2 numbers per node (:func:`emjax.dga.local.pack_cyclic`
+    split)."""
+    return split_cyclic(pack_cyclic(M), M.shape[0])
 
 
 def _node_major(x: np.ndarray, dtype) -> np.ndarray:
@@ -70,7 +66,7 @@ def _node_matrices(b: Bucket, gpos: np.ndarray, ne: int, dt: float, lossless: bo
         Minv = Q * b.sign[None]  # unsigned: the sign travels in gidx
         D, Dh = _pack_cyclic(0.5 * (Minv + np.swapaxes(Minv, 0, 1)))
         return gidx, D, Dh, Pm
-    D, Dh = packed if packed is not None else _packed_inverse(b)
+    D, Dh = packed if packed is not None else split_cyclic(b.Minv_p, b.width)
     return gidx, D * dt, None if Dh is None else Dh * dt, None
 
 
@@ -109,24 +105,6 @@ def node_tiles(ops: Operators, lay: Layout, dt: float, dtype, lossless: bool,
     return out
 
 
-def _packed_inverse(b: Bucket) -> tuple[np.ndarray, np.ndarray | None]:
-    """The cyclic packing of the symmetric part of a bucket's unsigned inverse mass
-    matrix (dt = 1): what a lossless bucket's ``D`` and ``Dh`` are, times dt. Entry
-    (i, j) of the symmetric part is ``(Minv_s[i, j] s_j + Minv_s[j, i] s_i) / 2``
-    (``Minv_s`` carries the signs s by column); gathered per diagonal, not formed whole
-    (three passes over (w, w, nv) took 1.1 s at 20.2M DoFs on an H200's host)."""
-    M, s = b.Minv_s, b.sign
-    w = M.shape[0]
-    i = np.arange(w)
-
-    def sym(r, c):
-        return 0.5 * (M[r, c] * s[c] + M[c, r] * s[r])
-
-    D = np.stack([sym(i, (i + d) % w) for d in range((w - 1) // 2 + 1)])
-    h = np.arange(w // 2)
-    return D, sym(h, h + w // 2) if w % 2 == 0 else None
-
-
 def kernel_base(ops: Operators, lay: Layout) -> dict:
     """What :func:`kernel_arrays` forms the same way for every dt and dtype, in float64:
     ``Ms1`` (10, nt) (``Ms`` at dt = 1, the operators' own), the edge tables and
@@ -135,7 +113,7 @@ def kernel_base(ops: Operators, lay: Layout) -> dict:
     arrays and the run's."""
     gpos, tables = edge_tables(ops, lay.spec)
     return {"Ms1": ops.Ms1, "gpos": gpos, "tables": tables,
-            "packed": [_packed_inverse(b) for b in ops.buckets]}
+            "packed": [split_cyclic(b.Minv_p, b.width) for b in ops.buckets]}
 
 
 def relaid(base: dict, ops: Operators, lay: Layout) -> dict:
@@ -172,14 +150,10 @@ def energy_arrays(ops: Operators, dtype) -> dict:
     ``Meps`` per bucket (w (w + 1) / 2, nv): row ``d w + i`` holds ``M^eps_v[i, (i + d)
     mod w]`` (d = 0 .. (w - 1) // 2) and for even w the last w / 2 rows ``M^eps_v[i, i +
     w / 2]`` (the node inverses' cyclic packing, ``D`` then ``Dh``). :func:`emjax.dga.step.
-    energy` reads them; 10 / 16 and (w + 1) / 2w of the full matrices' bytes."""
-
-    def node(M: np.ndarray) -> np.ndarray:
-        D, Dh = _pack_cyclic(M)  # (nd, w, nv), (w / 2, nv)
-        rows = D.reshape(-1, D.shape[-1])
-        return (rows if Dh is None else np.concatenate([rows, Dh])).astype(dtype)
-
-    return {"Mmu": ops.Mmu10.astype(dtype), "Meps": [node(b.Meps) for b in ops.buckets]}
+    energy` reads them (:func:`emjax.dga.local.pack_cyclic`, the operators' own
+    packing); 10 / 16 and (w + 1) / 2w of the full matrices' bytes."""
+    return {"Mmu": ops.Mmu10.astype(dtype),
+            "Meps": [b.Meps_p.astype(dtype) for b in ops.buckets]}
 
 
 def sparse_arrays(ops: Operators, lay: Layout, dt: float, dtype) -> dict:

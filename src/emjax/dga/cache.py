@@ -56,17 +56,18 @@ from ..driver.compile_cache import at_block_end
 from ..driver.stages import Stages
 from .complex import Complex
 from .layout import Layout, layout_spec
+from .local import cyclic_size
 from .mass import Bucket, Operators
 from .mesh import TetMesh
 
-CACHE_VERSION = 7  # 5: no kernels in the key; 6: node buckets of mass.NODE_MIN_SHARE;
-# 7: packed Ms1 and Mmu10 in place of A and Mmu
+CACHE_VERSION = 8  # 5: no kernels in the key; 6: node buckets of mass.NODE_MIN_SHARE;
+# 7: packed Ms1 and Mmu10 in place of A and Mmu; 8: node matrices packed (Minv_p, Meps_p)
 """Bumped whenever the arrays built for a key change (a cache from before is then missed)."""
 
 _CX = ("nodes", "tets", "orientation", "volumes", "edges", "tet_edges", "edge_boundary",
        "node_boundary", "degree", "slot", "tets_per_edge")
 _OPS = ("Ms1", "Mmu10", "hs", "he", "pec", "he_pos")
-_BUCKET = ("nodes", "edge", "free", "Minv_s", "Meps", "sign")
+_BUCKET = ("nodes", "edge", "free", "Minv_p", "Meps_p", "sign")
 _LAYOUT = ("u_perm", "f_pos", "he_pos", "hs", "he")
 
 
@@ -296,7 +297,9 @@ def _consistent(mesh: TetMesh, cx: Complex, ops: Operators) -> None:
     ok = (cx.tets.shape == (nt, 4) and cx.tet_edges.shape == (nt, 6)
           and ops.Mmu10.shape == (10, nt) and ops.Ms1.shape == (10, nt)
           and ops.he_pos.shape == (ne, 2) and ops.pec.shape == (ne,)
-          and sum(b.width * b.count for b in ops.buckets) == ops.nu)
+          and sum(b.width * b.count for b in ops.buckets) == ops.nu
+          and all(b.Minv_p.shape == b.Meps_p.shape == (cyclic_size(b.width), b.count)
+                  for b in ops.buckets))
     if not ok:
         raise ValueError("cached arrays of inconsistent shapes")
 

@@ -49,6 +49,45 @@ def unpack_sym4(P: np.ndarray) -> np.ndarray:
     return M
 
 
+def cyclic_size(width: int) -> int:
+    """Rows of :func:`pack_cyclic`'s packing of a symmetric w x w matrix: w (w + 1) / 2."""
+    return width * (width + 1) // 2
+
+
+def pack_cyclic(M, xp=np):
+    """Symmetric (w, w, nv) -> (w (w + 1) / 2, nv), exactly the numbers of each node's
+    matrix: row ``d w + i`` holds ``M[i, (i + d) mod w]`` (cyclic diagonals d = 0 .. (w -
+    1) // 2), and for even w the last w / 2 rows ``M[i, i + w / 2]``. The node kernels'
+    order (:mod:`emjax.dga.arrays`: ``D``, then ``Dh``) and the energy monitor's."""
+    w = M.shape[0]
+    i = np.arange(w)
+    rows = [M[i, (i + d) % w] for d in range((w - 1) // 2 + 1)]
+    if w % 2 == 0:
+        rows.append(M[np.arange(w // 2), np.arange(w // 2) + w // 2])
+    return xp.concatenate(rows)
+
+
+def unpack_cyclic(P: np.ndarray, width: int) -> np.ndarray:
+    """(w (w + 1) / 2, nv) of :func:`pack_cyclic` -> the symmetric (w, w, nv)."""
+    w = width
+    M = np.empty((w, w, P.shape[-1]), P.dtype)
+    i = np.arange(w)
+    for d in range((w - 1) // 2 + 1):
+        M[i, (i + d) % w] = M[(i + d) % w, i] = P[d * w:(d + 1) * w]
+    if w % 2 == 0:
+        h = np.arange(w // 2)
+        M[h, h + w // 2] = M[h + w // 2, h] = P[((w - 1) // 2 + 1) * w:]
+    return M
+
+
+def split_cyclic(P: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """(D (nd, w, nv), Dh (w / 2, nv) or None): :func:`pack_cyclic`'s rows as the cyclic
+    diagonals and the half diagonal (views)."""
+    nd = (width - 1) // 2 + 1
+    D = P[:nd * width].reshape(nd, width, P.shape[-1])
+    return D, (P[nd * width:] if width % 2 == 0 else None)
+
+
 def hex_matrices(cx, eps_t, mu_t, xp=np):
     """(Me_r, Mmu_r): (nt, 4, 3, 3) fractioned local mass matrices (F and H units);
     ``xp`` as in :func:`emjax.dga.complex.hexahedra`."""
@@ -205,23 +244,34 @@ def compile_ahead(num_nodes: int, num_tets: int, lossy: bool) -> Future:
     return future
 
 
+def packed_inverse(Minv, xp=np):
+    """:func:`pack_cyclic` of the symmetric part of restricted inverses (w, w, nv): what
+    the node kernels read (times dt). Gauss-Jordan's inverse is symmetric only to
+    rounding; its symmetric part is what the kernels have always been given."""
+    return pack_cyclic(0.5 * (Minv + xp.swapaxes(Minv, 0, 1)), xp)
+
+
 @partial(jax.jit, static_argnames=("counts",))
 def node_matrices_on_device(Me_r, Ms_r, tets, slot, tet_edges, bucket_of, pos_of, frees,
-                            signs, counts):
-    """[(Meps, Msig or None, Minv_s) per bucket] as :func:`emjax.dga.mass.assemble`
-    forms them, from the Omega_r matrices on the device: ``frees`` and ``signs`` (w, nv)
-    per bucket, ``counts`` their node counts (static)."""
+                            counts):
+    """[(Meps_p, Msig or None, Minv_p) per bucket] as :func:`emjax.dga.mass.assemble`
+    forms them, from the Omega_r matrices on the device, M^eps_v and its restricted
+    inverse packed (:func:`pack_cyclic`; about half the bytes of the full matrices to
+    bring to the host): ``frees`` (w, nv) per bucket, ``counts`` their node counts
+    (static)."""
     slot_r = corner_slots(SimpleNamespace(slot=slot, tet_edges=tet_edges), jnp)
     b_r, p_r = bucket_of[tets], pos_of[tets]
     out = []
-    for bi, (free, sign, nv) in enumerate(zip(frees, signs, counts, strict=True)):
+    for bi, (free, nv) in enumerate(zip(frees, counts, strict=True)):
         w = free.shape[0]
         Meps = node_sum(Me_r, slot_r, p_r, b_r == bi, w, nv, jnp)
         Msig = None if Ms_r is None else node_sum(Ms_r, slot_r, p_r, b_r == bi, w, nv, jnp)
-        out.append((Meps, Msig, spd_inverse(Meps, free) * sign[None]))
+        out.append((pack_cyclic(Meps, jnp), Msig,
+                    packed_inverse(spd_inverse(Meps, free), jnp)))
     return out
 
 
-__all__ = ["SYM4", "compile_ahead", "corner_slots", "hex_matrices", "inv3", "inv4",
-           "local_math", "local_on_device", "node_matrices_on_device", "node_sum", "pack_sym4",
-           "spd_inverse", "tet_mu_matrix", "unpack_sym4"]
+__all__ = ["SYM4", "compile_ahead", "corner_slots", "cyclic_size", "hex_matrices", "inv3",
+           "inv4", "local_math", "local_on_device", "node_matrices_on_device", "node_sum",
+           "pack_cyclic", "pack_sym4", "packed_inverse", "spd_inverse", "split_cyclic",
+           "tet_mu_matrix", "unpack_cyclic", "unpack_sym4"]

@@ -33,7 +33,10 @@ from .local import (
     local_on_device,
     node_matrices_on_device,
     node_sum,
+    pack_cyclic,
+    packed_inverse,
     spd_inverse,
+    unpack_cyclic,
     unpack_sym4,
 )
 
@@ -47,14 +50,25 @@ class Bucket:
     offset: int  # start of this block in the flat u
     edge: np.ndarray  # (w, nv) edge of each slot, ne for padding
     free: np.ndarray  # (w, nv) bool: a real half edge not on a PEC edge
-    Minv_s: np.ndarray  # (w, w, nv): (M^eps_v restricted)^{-1} diag(sign), 0 elsewhere
-    Meps: np.ndarray  # (w, w, nv) M^eps_v (for energy)
+    Minv_p: np.ndarray  # (w (w+1)/2, nv): (M^eps_v restricted)^{-1}, symmetric, packed
+    Meps_p: np.ndarray  # (w (w+1)/2, nv) M^eps_v packed (local.pack_cyclic)
     Msig: np.ndarray | None  # (w, w, nv) conductance matrix, None when lossless
     sign: np.ndarray  # (w, nv) +1 on side 0, -1 on side 1, 0 for padding
 
     @property
     def count(self) -> int:
         return int(self.nodes.size)
+
+    @property
+    def Meps(self) -> np.ndarray:
+        """(w, w, nv) M^eps_v, unpacked (lossy factors, references)."""
+        return unpack_cyclic(self.Meps_p, self.width)
+
+    @property
+    def Minv_s(self) -> np.ndarray:
+        """(w, w, nv) the restricted inverse times diag(sign) (sign by column), unpacked:
+        zero off the free slots."""
+        return unpack_cyclic(self.Minv_p, self.width) * self.sign[None]
 
 
 @dataclass(frozen=True, eq=False)
@@ -172,7 +186,7 @@ def _slots(cx: Complex, pec: np.ndarray, bi: int, w: int, nv: int, bucket_of, po
 
 def _node_matrices(cx: Complex, eps_t, mu_t, sigma_t, groups, bucket_of, pos_of, slots,
                    ahead: Future | None):
-    """(Ms1, Mmu10, [(Meps, Msig or None, Minv_s) per bucket]) as NumPy float64: on the
+    """(Ms1, Mmu10, [(Meps_p, Msig or None, Minv_p) per bucket]) as NumPy float64: on the
     device where :func:`_on_device` and the mesh is large (``ahead``: the local
     matrices' program compiled ahead, :func:`emjax.dga.local.compile_ahead`), else
     NumPy."""
@@ -184,17 +198,17 @@ def _node_matrices(cx: Complex, eps_t, mu_t, sigma_t, groups, bucket_of, pos_of,
                                        eps_t, mu_t, ratio)
         per = node_matrices_on_device(
             Me_r, Ms_r, i32(cx.tets), i32(cx.slot), i32(cx.tet_edges), i32(bucket_of),
-            i32(pos_of), [f for _, _, f in slots], [s for _, s, _ in slots],
+            i32(pos_of), [f for _, _, f in slots],
             counts=tuple(nodes.size for _, nodes, _ in groups))
         # through pinned host memory: 1.3-1.6 GB/s pageable against 40-50 (driver/host.py)
         return to_host((Ms1, Mmu10, per))
     Me_r, Ms_r, Mmu10, Ms1 = local_math(cx, eps_t, mu_t, ratio, np)
     slot_r, p_r, b_r = corner_slots(cx), pos_of[cx.tets], bucket_of[cx.tets]
     per = []
-    for bi, ((w, nodes, _), (_, sign, free)) in enumerate(zip(groups, slots, strict=True)):
+    for bi, ((w, nodes, _), (_, _, free)) in enumerate(zip(groups, slots, strict=True)):
         Meps, Msig = (None if M is None else node_sum(M, slot_r, p_r, b_r == bi, w, nodes.size)
                       for M in (Me_r, Ms_r))
-        per.append((Meps, Msig, restricted_inverse(Meps, free) * sign[None, :, :]))
+        per.append((pack_cyclic(Meps), Msig, packed_inverse(restricted_inverse(Meps, free))))
     return Ms1, Mmu10, per
 
 
@@ -212,9 +226,9 @@ def assemble(cx: Complex, eps_t: np.ndarray, mu_t: np.ndarray, sigma_t: np.ndarr
              for bi, (w, nodes, _) in enumerate(groups)]
     Ms1, Mmu10, per = _node_matrices(cx, eps_t, mu_t, sigma_t, groups, bucket_of, pos_of, slots,
                                      ahead)
-    buckets = [Bucket(width=w, nodes=nodes, offset=off, edge=edge, free=free, Minv_s=Minv_s,
-                      Meps=Meps, Msig=Msig, sign=sign)
-               for (w, nodes, off), (edge, sign, free), (Meps, Msig, Minv_s)
+    buckets = [Bucket(width=w, nodes=nodes, offset=off, edge=edge, free=free, Minv_p=Minv_p,
+                      Meps_p=Meps_p, Msig=Msig, sign=sign)
+               for (w, nodes, off), (edge, sign, free), (Meps_p, Msig, Minv_p)
                in zip(groups, slots, per, strict=True)]
     # flat position of every half edge; the Faraday gathers (the edge-sum tables are
     # the layout's: emjax.dga.edges)
@@ -257,9 +271,10 @@ _spd_inverse_on_device = jax.jit(spd_inverse)
 def lossy_factors(b: Bucket, dt: float) -> tuple[np.ndarray, np.ndarray]:
     """(Pm, Q) of ``u_new = Pm u + Q G`` for a lossy bucket (Crank-Nicolson in sigma):
     Q = (M/dt + S/2)^{-1} diag(sign), Pm = (M/dt + S/2)^{-1} (M/dt - S/2)."""
-    Lp = b.Meps / dt + b.Msig / 2
+    Meps = b.Meps
+    Lp = Meps / dt + b.Msig / 2
     inv = restricted_inverse(Lp, b.free)
-    Lm = b.Meps / dt - b.Msig / 2
+    Lm = Meps / dt - b.Msig / 2
     Pm = np.einsum("ijv,jkv->ikv", inv, Lm)
     return Pm, inv * b.sign[None]
 
