@@ -26,11 +26,11 @@ jax.config.update("jax_enable_x64", True)
 
 from emjax.constants import eps0, mu0  # noqa: E402
 from emjax.dga import mass, structured  # noqa: E402
-from emjax.dga.arrays import kernel_arrays, kernel_base  # noqa: E402
+from emjax.dga.arrays import energy_arrays, kernel_arrays, kernel_base  # noqa: E402
 from emjax.dga.complex import build  # noqa: E402
 from emjax.dga.layout import make_layout  # noqa: E402
 from emjax.dga.mesh import read  # noqa: E402
-from emjax.dga.stability import _power_iteration, rayleigh_quotient  # noqa: E402
+from emjax.dga.stability import _power_iteration, _rayleigh  # noqa: E402
 
 
 def complex_of(name: str):
@@ -80,8 +80,9 @@ def main() -> None:
                                   static_argnums=(2, 3))
                 t0 = time.perf_counter()
                 vn, f = r["compiled"](v, K1)
-                rho = rayleigh_quotient(ops, lay.u_canonical(np.asarray(vn, np.float64)),
-                                        lay.f_canonical(np.asarray(f, np.float64)))
+                num, den = _rayleigh(jnp.asarray(vn, np.float64), jnp.asarray(f, np.float64),
+                                     energy_arrays(ops, np.float64), lay.spec)
+                rho = float(num) / float(den)
                 run = time.perf_counter() - t0
                 print(json.dumps({"mesh": name, "item": f"power_iteration {kernels}",
                                   "dtype": np.dtype(dtype).name, "rho": rho,

@@ -20,10 +20,10 @@ import time
 from pathlib import Path
 
 WRAPPED = {
-    "emjax.dga.arrays": ["kernel_arrays", "kernel_base", "_packed_inverse", "node_tiles",
+    "emjax.dga.arrays": ["kernel_arrays", "kernel_base", "operator_arrays", "node_tiles",
                          "energy_arrays", "node_arrays", "relaid"],
     "emjax.dga.tiles": ["pack", "symmetric_rows"],
-    "emjax.dga.stability": ["_power_iteration", "rayleigh_quotient", "spectral_radius",
+    "emjax.dga.stability": ["spectral_radius",
                             "_compiled_ahead"],
     "emjax.driver.host": ["to_host"],
     "emjax.dga.mass": ["_node_matrices", "_slots", "_groups", "choose_buckets"],

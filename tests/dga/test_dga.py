@@ -233,13 +233,12 @@ def test_power_iteration_matches_dense_spectrum():
 def test_every_kernel_choice_gets_the_same_time_step(monkeypatch):
     """The power iteration runs on the XLA kernels whatever the run's kernels are, so a
     Pallas run and an XLA run of one scenario step with the same dt, bit for bit; and
-    the host Rayleigh quotient equals the energy monitor's form of it."""
+    the Rayleigh quotient's program (packed matrices) equals the dense forms."""
     from emjax.dga import cache
-    from emjax.dga import step as kern
-    from emjax.dga.arrays import energy_arrays, kernel_arrays
+    from emjax.dga.arrays import operator_arrays
     from emjax.dga.layout import make_layout
     from emjax.dga.solver import prepare
-    from emjax.dga.stability import _power_iteration, rayleigh_quotient
+    from emjax.dga.stability import _power_iteration, _rayleigh
 
     monkeypatch.setattr(cache, "cache_dir", lambda: None)
     sim = em.DGATD(mesh=em.BoxMesh(size=(0.3, 0.2, 0.25), edge_length=0.08), steps=1,
@@ -249,14 +248,16 @@ def test_every_kernel_choice_gets_the_same_time_step(monkeypatch):
     assert x.rho == p.rho and x.dt == p.dt
 
     lay = make_layout(x.ops, "xla")
-    K1 = kernel_arrays(x.ops, lay, 1.0, np.float64, lossless=True)
+    K1, E = operator_arrays(x.ops, lay)
     v0 = np.random.default_rng(3).standard_normal(x.ops.nu) * lay.free(x.ops)
     v, f = _power_iteration(v0, K1, lay.spec, 5)
-    E = energy_arrays(x.ops, np.float64)
-    zero = lay.spec.f_zeros(np.float64)
-    ref = float(kern.energy(v * 0, f, f, E, lay.spec) / kern.energy(v, zero, zero, E, lay.spec))
-    got = rayleigh_quotient(x.ops, lay.u_canonical(np.asarray(v)), lay.f_canonical(np.asarray(f)))
-    assert got == pytest.approx(ref, rel=1e-12)
+    num, den = (float(a) for a in _rayleigh(v, f, E, lay.spec))
+    u, fc = lay.u_canonical(np.asarray(v)), lay.f_canonical(np.asarray(f))
+    ref_den = sum(np.einsum("iv,ijv,jv->", ub, b.Meps, ub) for b, ub in
+                  ((b, u[b.offset:b.offset + b.width * b.count].reshape(b.width, b.count))
+                   for b in x.ops.buckets))
+    assert num == pytest.approx(np.einsum("kt,kmt,mt->", fc, x.ops.Mmu, fc), rel=1e-12)
+    assert den == pytest.approx(ref_den, rel=1e-12) and num / den > 0
 
 
 def _small_sim(formulation="dense", steps=30, **kw):

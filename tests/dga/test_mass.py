@@ -50,6 +50,27 @@ def test_device_local_matrices_equal_numpy(mesh, monkeypatch):
         assert np.array_equal(br.free, bd.free) and np.array_equal(br.edge, bd.edge)
 
 
+def test_power_iteration_reads_the_device_matrices_as_their_copies(monkeypatch):
+    """Where the set-up formed the matrices on the device, the power iteration reads
+    those arrays (``Operators.device``) and not the host's copies: the same numbers, so
+    rho is the same to the last bit either way; the set-up then drops them."""
+    from emjax.dga.layout import make_layout
+    from emjax.dga.stability import spectral_radius
+    from emjax.driver.precision import require_x64
+
+    require_x64()
+    cx = build(structured.box((0.3, 0.2, 0.25), shape=(5, 3, 2)))
+    ops = _ops(cx, np.where(np.arange(cx.num_tets) % 4 == 0, 0.02, 0.0), True, monkeypatch)
+    assert ops.device is not None and len(ops.device["Minv_p"]) == len(ops.buckets) >= 2
+    for b, P, M in zip(ops.buckets, ops.device["Minv_p"], ops.device["Meps_p"], strict=True):
+        assert np.array_equal(np.asarray(P), b.Minv_p) and np.array_equal(np.asarray(M), b.Meps_p)
+    host = mass.without_device(ops)
+    assert host.device is None and mass.without_device(host) is host
+    lay = make_layout(ops, "xla")
+    rho = spectral_radius(ops, lay, iters=40)
+    assert rho > 0 and rho == spectral_radius(host, lay, iters=40)
+
+
 @pytest.mark.parametrize("kernels", ["xla", "pallas"])
 def test_packed_energy_equals_dense_quadratic_form(kernels):
     """The energy monitor's packed mass matrices (10 of 16 entries per tet, w (w + 1) / 2

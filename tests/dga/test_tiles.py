@@ -16,11 +16,11 @@ from emjax.dga.layout import U_TILE, tile_position
 def test_cyclic_packing_round_trips_and_gives_the_quadratic_form(w):
     """The operators' packed node matrices (local.pack_cyclic): w (w + 1) / 2 rows that
     unpack to the symmetric matrix exactly, the same on NumPy and JAX, and whose
-    quadratic form (stability.packed_form: Rayleigh quotient, energy check) is u^T M u."""
+    quadratic form (step.cyclic_form: Rayleigh quotient, energy) is u^T M u."""
     import jax.numpy as jnp
 
     from emjax.dga.local import cyclic_size, pack_cyclic, packed_inverse, unpack_cyclic
-    from emjax.dga.stability import packed_form
+    from emjax.dga.step import cyclic_form
     from emjax.driver.precision import require_x64
 
     require_x64()
@@ -35,7 +35,8 @@ def test_cyclic_packing_round_trips_and_gives_the_quadratic_form(w):
     assert np.array_equal(unpack_cyclic(packed_inverse(A), w), 0.5 * (A + A.transpose(1, 0, 2)))
     u = rng.standard_normal((w, 9))
     dense = float(np.einsum("iv,ijv,jv->", u, S, u))
-    assert packed_form(P, u) == pytest.approx(dense, rel=1e-13, abs=1e-13 * np.abs(S).sum())
+    got = float(jnp.sum(cyclic_form(jnp.asarray(P), jnp.asarray(u), jnp.asarray(u))))
+    assert got == pytest.approx(dense, rel=1e-13, abs=1e-13 * np.abs(S).sum())
 
 
 @pytest.mark.parametrize("w", [5, 6, 13, 14, 22])

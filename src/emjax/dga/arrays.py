@@ -85,6 +85,31 @@ def node_arrays(b: Bucket, gpos: np.ndarray, ne: int, dt: float, dtype,
     return B
 
 
+def operator_arrays(ops: Operators, lay: Layout, base: dict | None = None) -> tuple:
+    """(K1, E): :func:`kernel_arrays` of the XLA layout ``lay`` at dt = 1, lossless,
+    float64 (the operator K of the stability analysis), and the packed mass matrices of
+    :func:`energy_arrays` in float64 (its Rayleigh quotient). Where the set-up formed the
+    matrices on the device (``ops.device``), K1's and E's matrices are those device
+    arrays (the same numbers: the host's are their copies) and only the index arrays
+    are NumPy; else all are NumPy."""
+    dev = ops.device
+    if dev is None:
+        return (kernel_arrays(ops, lay, 1.0, np.float64, lossless=True, base=base),
+                energy_arrays(ops, np.float64))
+    base = base or kernel_base(ops, lay)
+    gpos, ne = base["gpos"], ops.cx.num_edges
+    K = {"hs": lay.hs.astype(np.int32), "he": lay.he.astype(np.int32), "Ms": dev["Ms1"],
+         **base["tables"], "gpos": gpos.astype(np.int32)}
+    K["buckets"] = []
+    for b, P in zip(ops.buckets, dev["Minv_p"], strict=True):
+        D, Dh = split_cyclic(P, b.width)
+        B = {"gidx": _gidx(b, gpos, ne).T.astype(np.int32), "D": D.transpose(0, 2, 1)}
+        if Dh is not None:
+            B["Dh"] = Dh.T
+        K["buckets"].append(B)
+    return K, {"Mmu": dev["Mmu10"], "Meps": list(dev["Meps_p"])}
+
+
 def node_tiles(ops: Operators, lay: Layout, dt: float, dtype, lossless: bool,
                base: dict) -> dict:
     """The Pallas node kernel's ``tab``, ``gidx``, ``M`` and ``P`` (lossy), every bucket
@@ -152,8 +177,8 @@ def energy_arrays(ops: Operators, dtype) -> dict:
     w / 2]`` (the node inverses' cyclic packing, ``D`` then ``Dh``). :func:`emjax.dga.step.
     energy` reads them (:func:`emjax.dga.local.pack_cyclic`, the operators' own
     packing); 10 / 16 and (w + 1) / 2w of the full matrices' bytes."""
-    return {"Mmu": ops.Mmu10.astype(dtype),
-            "Meps": [b.Meps_p.astype(dtype) for b in ops.buckets]}
+    return {"Mmu": ops.Mmu10.astype(dtype, copy=False),
+            "Meps": [b.Meps_p.astype(dtype, copy=False) for b in ops.buckets]}
 
 
 def sparse_arrays(ops: Operators, lay: Layout, dt: float, dtype) -> dict:
@@ -224,6 +249,7 @@ __all__ = [
     "kernel_base",
     "node_arrays",
     "node_tiles",
+    "operator_arrays",
     "pack_sym4",
     "relaid",
     "source_columns",

@@ -101,17 +101,22 @@ def _tables(cx: Complex, pallas: bool) -> tuple[np.ndarray, dict]:
         return gpos, {"esl": {"codes": codes.astype(np.int32), "start": starts.astype(np.int32),
                               "width": widths.astype(np.int32)}}
     width = choose_buckets(counts)
+    widths = np.unique(width)
+    bucket = np.searchsorted(widths, width)  # (ne,) each edge's bucket
+    loc = np.empty(ne, np.int64)  # each edge's column in its bucket's table
     ebk, start = [], 1  # G[0] = 0: the padding of the node tables
-    for c in np.unique(width):
-        edges = np.nonzero(width == c)[0]
+    for k in range(widths.size):
+        edges = np.nonzero(bucket == k)[0]
         gpos[edges] = start + np.arange(edges.size)
-        start += edges.size
-        tab = np.full((int(c), edges.size), pad, np.int64)
-        loc = np.full(ne, -1, np.int64)
         loc[edges] = np.arange(edges.size)
-        sel = loc[edge_of[order]] >= 0
-        tab[rank[sel], loc[edge_of[order][sel]]] = code.ravel()[order[sel]]
-        ebk.append(tab.astype(np.int32))
+        start += edges.size
+        ebk.append(np.full((int(widths[k]), edges.size), pad, np.int32))
+    # each (tet, local edge) entry once, in edge order: its bucket, column and code
+    eo = edge_of[order]
+    in_b, col, val = bucket[eo], loc[eo], code.ravel()[order].astype(np.int32)
+    for k, tab in enumerate(ebk):
+        sel = in_b == k
+        tab[rank[sel], col[sel]] = val[sel]
     return gpos, {"ebk": ebk}
 
 

@@ -19,7 +19,7 @@ Canonical layout (the kernels' layouts of :mod:`emjax.dga.layout` permute it; se
 from __future__ import annotations
 
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 
 import jax
@@ -84,6 +84,10 @@ class Operators:
         buckets: list of :class:`Bucket`.
         nu: length of the flat u (padding included).
         pec: (ne,) bool, edges held at zero.
+        device: where the set-up formed the matrices on JAX's device, those device
+            arrays ("Ms1", "Mmu10", and per bucket "Minv_p", "Meps_p"), of which the
+            NumPy ones are copies: the power iteration reads them there. The set-up
+            drops them once it has dt (:func:`without_device`); None otherwise.
     """
 
     cx: Complex
@@ -95,6 +99,7 @@ class Operators:
     nu: int
     pec: np.ndarray
     he_pos: np.ndarray = field(repr=False)  # (ne, 2) flat position of each half edge
+    device: dict | None = field(default=None, repr=False)
 
     @property
     def lossy(self) -> bool:
@@ -186,7 +191,8 @@ def _slots(cx: Complex, pec: np.ndarray, bi: int, w: int, nv: int, bucket_of, po
 
 def _node_matrices(cx: Complex, eps_t, mu_t, sigma_t, groups, bucket_of, pos_of, slots,
                    ahead: Future | None):
-    """(Ms1, Mmu10, [(Meps_p, Msig or None, Minv_p) per bucket]) as NumPy float64: on the
+    """(Ms1, Mmu10, [(Meps_p, Msig or None, Minv_p) per bucket], device) as NumPy float64
+    (``device``: :attr:`Operators.device`, or None): on the
     device where :func:`_on_device` and the mesh is large (``ahead``: the local
     matrices' program compiled ahead, :func:`emjax.dga.local.compile_ahead`), else
     NumPy."""
@@ -200,8 +206,10 @@ def _node_matrices(cx: Complex, eps_t, mu_t, sigma_t, groups, bucket_of, pos_of,
             Me_r, Ms_r, i32(cx.tets), i32(cx.slot), i32(cx.tet_edges), i32(bucket_of),
             i32(pos_of), [f for _, _, f in slots],
             counts=tuple(nodes.size for _, nodes, _ in groups))
+        device = {"Ms1": Ms1, "Mmu10": Mmu10, "Minv_p": [p[2] for p in per],
+                  "Meps_p": [p[0] for p in per]}
         # through pinned host memory: 1.3-1.6 GB/s pageable against 40-50 (driver/host.py)
-        return to_host((Ms1, Mmu10, per))
+        return (*to_host((Ms1, Mmu10, per)), device)
     Me_r, Ms_r, Mmu10, Ms1 = local_math(cx, eps_t, mu_t, ratio, np)
     slot_r, p_r, b_r = corner_slots(cx), pos_of[cx.tets], bucket_of[cx.tets]
     per = []
@@ -209,7 +217,7 @@ def _node_matrices(cx: Complex, eps_t, mu_t, sigma_t, groups, bucket_of, pos_of,
         Meps, Msig = (None if M is None else node_sum(M, slot_r, p_r, b_r == bi, w, nodes.size)
                       for M in (Me_r, Ms_r))
         per.append((pack_cyclic(Meps), Msig, packed_inverse(restricted_inverse(Meps, free))))
-    return Ms1, Mmu10, per
+    return Ms1, Mmu10, per, None
 
 
 def assemble(cx: Complex, eps_t: np.ndarray, mu_t: np.ndarray, sigma_t: np.ndarray | None = None,
@@ -224,8 +232,8 @@ def assemble(cx: Complex, eps_t: np.ndarray, mu_t: np.ndarray, sigma_t: np.ndarr
     groups, bucket_of, pos_of = _groups(width)
     slots = [_slots(cx, pec, bi, w, nodes.size, bucket_of, pos_of)
              for bi, (w, nodes, _) in enumerate(groups)]
-    Ms1, Mmu10, per = _node_matrices(cx, eps_t, mu_t, sigma_t, groups, bucket_of, pos_of, slots,
-                                     ahead)
+    Ms1, Mmu10, per, device = _node_matrices(cx, eps_t, mu_t, sigma_t, groups, bucket_of,
+                                             pos_of, slots, ahead)
     buckets = [Bucket(width=w, nodes=nodes, offset=off, edge=edge, free=free, Minv_p=Minv_p,
                       Meps_p=Meps_p, Msig=Msig, sign=sign)
                for (w, nodes, off), (edge, sign, free), (Meps_p, Msig, Minv_p)
@@ -242,7 +250,12 @@ def assemble(cx: Complex, eps_t: np.ndarray, mu_t: np.ndarray, sigma_t: np.ndarr
     return Operators(cx=cx, Ms1=Ms1, Mmu10=Mmu10, hs=he_pos[cx.tet_edges, 0].T.copy(),
                      he=he_pos[cx.tet_edges, 1].T.copy(), buckets=buckets,
                      nu=int(offs[-1] + nvs[-1] * groups[-1][0]),
-                     pec=pec, he_pos=he_pos)
+                     pec=pec, he_pos=he_pos, device=device)
+
+
+def without_device(ops: Operators) -> Operators:
+    """``ops`` without its device arrays (their device memory freed once unreferenced)."""
+    return ops if ops.device is None else replace(ops, device=None)
 
 
 DEVICE_INVERSE_FROM = 8_000_000

@@ -31,7 +31,7 @@ from .complex import Complex, build
 from .edges import tables_ahead
 from .layout import Layout, auto_kernels, make_layout
 from .local import compile_ahead
-from .mass import Operators, assemble, device_path
+from .mass import Operators, assemble, device_path, without_device
 from .mesh import TetMesh
 from .placement import check_inside
 from .stability import spectral_radius, stable_dt
@@ -161,6 +161,7 @@ def _build(sim, st: Stages) -> tuple:
         base = kernel_base(ops, lay)
     with st("power iteration"):  # float64 whatever the run's dtype: rho ~ 1e20 1/s^2
         rho = spectral_radius(ops, lay, base)
+    ops = without_device(ops)
     return mesh, cx, ops, rho, lay, base, later
 
 

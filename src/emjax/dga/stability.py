@@ -25,9 +25,8 @@ import numpy as np
 
 from ..driver.host import to_host
 from . import step as kern
-from .arrays import kernel_arrays, relaid
+from .arrays import operator_arrays, relaid
 from .layout import make_layout
-from .local import SYM4, split_cyclic
 
 
 def spectral_radius(ops, lay=None, base: dict | None = None, iters: int = 300,
@@ -39,28 +38,40 @@ def spectral_radius(ops, lay=None, base: dict | None = None, iters: int = 300,
     reused, or its matrices when that layout is Pallas'): every kernel choice gets the
     same dt bit for bit, and on a GPU the Pallas kernels' float64 variants compiled for
     18-22 s on a 2.46M-DoF gmsh mesh against 4-7 s for XLA's (H200, 2026-11-28). The
-    start vector is drawn in the canonical order from ``seed``; the Rayleigh quotient is
-    formed on the host (:func:`rayleigh_quotient`), which halved the program.
+    start vector is drawn in the canonical order from ``seed``. The matrices are the
+    device's own where the set-up formed them there (``ops.device``): at 20.2M DoFs
+    1.5 GB that need not go back to the device; the Rayleigh quotient is a second
+    program (:func:`_rayleigh`), both compiled on a thread while the arrays are copied.
     """
     if lay is None or lay.spec.pallas:
         lay, base = make_layout(ops, "xla"), base
         base = None if base is None else relaid(base, ops, lay)
-    K1 = kernel_arrays(ops, lay, 1.0, np.float64, lossless=True, base=base)
     v0 = lay.u_from_canonical(np.random.default_rng(seed).standard_normal(ops.nu))
     v0 = v0 * lay.free(ops)
-    program = _compiled_ahead(v0, K1, lay.spec, iters)
-    v, f = program.result()(*jax.device_put((v0, K1)))
-    v, f = to_host((v, f))
-    return rayleigh_quotient(ops, lay.u_canonical(v), lay.f_canonical(f))
+    K1, E = operator_arrays(ops, lay, base)
+    programs = _compiled_ahead(v0, K1, E, lay.spec, iters)
+    K1, E = jax.device_put((K1, E))
+    power, rayleigh = programs.result()
+    v, f = power(jax.device_put(v0), K1)
+    num, den = to_host(rayleigh(v, f, E))
+    return float(num) / float(den)
 
 
-def _compiled_ahead(v0: np.ndarray, K1: dict, spec, iters: int) -> Future:
-    """:func:`_power_iteration` compiled for these arrays' shapes on a thread (XLA
-    compiles outside the GIL) while the main thread copies them to the device (0.7 s of
-    compilation beside 1-2 s of copies at 20.2M DoFs on an H200's host)."""
-    shapes = jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype), (v0, K1))
+def _compiled_ahead(v0: np.ndarray, K1: dict, E: dict, spec, iters: int) -> Future:
+    """(:func:`_power_iteration`, :func:`_rayleigh`) compiled for these arrays' shapes
+    on a thread (XLA compiles outside the GIL) while the main thread copies them to the
+    device (0.7 s of compilation beside 1-2 s of copies at 20.2M DoFs on an H200's
+    host)."""
+    shapes = jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype), (v0, K1, E))
+    sv, sk, se = shapes
+    sf = jax.ShapeDtypeStruct(spec.f_zeros(np.float64).shape, np.float64)
+
+    def both():
+        return (_power_iteration.lower(sv, sk, spec, iters).compile(),
+                _rayleigh.lower(sv, sf, se, spec).compile())
+
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="emjax-power-compile")
-    future = pool.submit(lambda: _power_iteration.lower(*shapes, spec, iters).compile())
+    future = pool.submit(both)
     pool.shutdown(wait=False)
     return future
 
@@ -85,29 +96,17 @@ def _power_iteration(v, K1: dict, spec, iters: int):
     return v, apply(v)[1]
 
 
-def rayleigh_quotient(ops, u: np.ndarray, f: np.ndarray) -> float:
-    """``(f^T M^mu f) / (u^T M^eps u)`` for u in the canonical slot order (nu,) and
-    f = (M^mu)^{-1} C u as (4, nt) rows: the Rayleigh quotient of K in the M^eps inner
-    product, below rho by the square of u's error as an eigenvector (1/s^2)."""
-    num = float(sum((1.0 if k == m else 2.0) * np.dot(P * f[k], f[m])
-                    for P, (k, m) in zip(ops.Mmu10, SYM4, strict=True)))
-    den = sum(packed_form(b.Meps_p, u[b.offset:b.offset + b.width * b.count]
-                          .reshape(b.width, b.count)) for b in ops.buckets)
-    return num / den
-
-
-def packed_form(P: np.ndarray, u: np.ndarray) -> float:
-    """``sum_v u_v^T M_v u_v`` for symmetric M_v packed by :func:`emjax.dga.local.
-    pack_cyclic` (P (w (w + 1) / 2, nv)) and u (w, nv): each stored entry once, the
-    off-diagonal ones twice."""
-    w = u.shape[0]
-    D, Dh = split_cyclic(P, w)
-    total = float(np.sum(D[0] * u * u))
-    for d in range(1, D.shape[0]):
-        total += 2.0 * float(np.sum(D[d] * u * np.roll(u, -d, axis=0)))
-    if Dh is not None:
-        total += 2.0 * float(np.sum(Dh * u[:w // 2] * u[w // 2:]))
-    return total
+@partial(jax.jit, static_argnames=("spec",))
+def _rayleigh(u, f, E: dict, spec):
+    """(f^T M^mu f, u^T M^eps u) for u in the layout's order and f = (M^mu)^{-1} C u (its
+    sign does not matter): the Rayleigh quotient of K in the M^eps inner product is
+    their ratio, below rho by the square of u's error as an eigenvector (1/s^2). E: the
+    packed "Mmu" and "Meps" of :func:`emjax.dga.step.energy`, float64."""
+    fr = kern.f_rows(f, spec)
+    num = jnp.sum(kern.sym4_form(E["Mmu"], fr, fr))
+    den = sum(jnp.sum(kern.cyclic_form(Me, ub, ub))
+              for ub, Me in zip(kern.u_blocks(u, spec), E["Meps"], strict=True))
+    return num, den
 
 
 def stable_dt(rho: float, safety: float) -> float:
