@@ -235,7 +235,7 @@ def test_every_kernel_choice_gets_the_same_time_step(monkeypatch):
     Pallas run and an XLA run of one scenario step with the same dt, bit for bit; and
     the Rayleigh quotient's program (packed matrices) equals the dense forms."""
     from emjax.dga import cache
-    from emjax.dga.arrays import operator_arrays
+    from emjax.dga.arrays import kernel_arrays, operator_arrays
     from emjax.dga.layout import make_layout
     from emjax.dga.solver import prepare
     from emjax.dga.stability import _power_iteration, _rayleigh
@@ -251,6 +251,10 @@ def test_every_kernel_choice_gets_the_same_time_step(monkeypatch):
     K1, E = operator_arrays(x.ops, lay)
     v0 = np.random.default_rng(3).standard_normal(x.ops.nu) * lay.free(x.ops)
     v, f = _power_iteration(v0, K1, lay.spec, 5)
+    # the packed node matrices made the kernels' own in the program: kernel_arrays' K
+    K_ref = kernel_arrays(x.ops, lay, 1.0, np.float64, lossless=True)
+    v_ref, f_ref = _power_iteration(v0, K_ref, lay.spec, 5)
+    assert np.array_equal(v, v_ref) and np.array_equal(f, f_ref)
     num, den = (float(a) for a in _rayleigh(v, f, E, lay.spec))
     u, fc = lay.u_canonical(np.asarray(v)), lay.f_canonical(np.asarray(f))
     ref_den = sum(np.einsum("iv,ijv,jv->", ub, b.Meps, ub) for b, ub in

@@ -54,6 +54,9 @@ def test_power_iteration_reads_the_device_matrices_as_their_copies(monkeypatch):
     """Where the set-up formed the matrices on the device, the power iteration reads
     those arrays (``Operators.device``) and not the host's copies: the same numbers, so
     rho is the same to the last bit either way; the set-up then drops them."""
+    import jax
+
+    from emjax.dga.arrays import operator_arrays
     from emjax.dga.layout import make_layout
     from emjax.dga.stability import spectral_radius
     from emjax.driver.precision import require_x64
@@ -67,6 +70,12 @@ def test_power_iteration_reads_the_device_matrices_as_their_copies(monkeypatch):
     host = mass.without_device(ops)
     assert host.device is None and mass.without_device(host) is host
     lay = make_layout(ops, "xla")
+    # the shapes the programs compile ahead for are the arrays' own, on both paths
+    for o in (ops, host):
+        shapes = jax.tree.map(lambda a: (a.shape, np.dtype(a.dtype)),
+                              operator_arrays(o, lay, shapes=True))
+        assert shapes == jax.tree.map(lambda a: (a.shape, np.dtype(a.dtype)),
+                                      operator_arrays(o, lay))
     rho = spectral_radius(ops, lay, iters=40)
     assert rho > 0 and rho == spectral_radius(host, lay, iters=40)
 

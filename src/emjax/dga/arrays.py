@@ -27,6 +27,7 @@ global sparse matrices of the seed's "SpMV" formulation in the layout's orders
 
 from __future__ import annotations
 
+import jax
 import numpy as np
 
 from . import tiles
@@ -85,29 +86,54 @@ def node_arrays(b: Bucket, gpos: np.ndarray, ne: int, dt: float, dtype,
     return B
 
 
-def operator_arrays(ops: Operators, lay: Layout, base: dict | None = None) -> tuple:
-    """(K1, E): :func:`kernel_arrays` of the XLA layout ``lay`` at dt = 1, lossless,
-    float64 (the operator K of the stability analysis), and the packed mass matrices of
-    :func:`energy_arrays` in float64 (its Rayleigh quotient). Where the set-up formed the
-    matrices on the device (``ops.device``), K1's and E's matrices are those device
-    arrays (the same numbers: the host's are their copies) and only the index arrays
-    are NumPy; else all are NumPy."""
-    dev = ops.device
-    if dev is None:
-        return (kernel_arrays(ops, lay, 1.0, np.float64, lossless=True, base=base),
-                energy_arrays(ops, np.float64))
+def operator_arrays(ops: Operators, lay: Layout, base: dict | None = None,
+                    shapes: bool = False) -> tuple:
+    """(K1, E) of the stability analysis (the operator K at dt = 1, lossless, float64):
+    K1 :func:`kernel_arrays`' of the XLA layout ``lay`` but for each node bucket its
+    packed inverse ``Minv_p`` (w (w + 1) / 2, nv) in place of ``D``/``Dh``
+    (:func:`xla_node_matrices` forms them in the program), and E the packed mass
+    matrices of :func:`energy_arrays` (its Rayleigh quotient). The matrices are the
+    device's arrays where the set-up formed them there (``ops.device``; the host's are
+    their copies), else the host's; the index arrays are NumPy. ``shapes``: the same
+    tree of ``jax.ShapeDtypeStruct`` without forming anything (to compile ahead)."""
+    dev = ops.device or {"Ms1": ops.Ms1, "Mmu10": ops.Mmu10,
+                         "Minv_p": [b.Minv_p for b in ops.buckets],
+                         "Meps_p": [b.Meps_p for b in ops.buckets]}
     base = base or kernel_base(ops, lay)
     gpos, ne = base["gpos"], ops.cx.num_edges
-    K = {"hs": lay.hs.astype(np.int32), "he": lay.he.astype(np.int32), "Ms": dev["Ms1"],
-         **base["tables"], "gpos": gpos.astype(np.int32)}
-    K["buckets"] = []
-    for b, P in zip(ops.buckets, dev["Minv_p"], strict=True):
-        D, Dh = split_cyclic(P, b.width)
-        B = {"gidx": _gidx(b, gpos, ne).T.astype(np.int32), "D": D.transpose(0, 2, 1)}
+    i32 = np.int32
+
+    def arr(shape, dtype, make):
+        return jax.ShapeDtypeStruct(shape, dtype) if shapes else make()
+
+    def host_f64(x):  # the device's arrays as they are; the host's as float64
+        return arr(x.shape, np.float64, lambda: x if ops.device else np.asarray(x, np.float64))
+
+    K = {"hs": arr(lay.hs.shape, i32, lambda: lay.hs.astype(i32)),
+         "he": arr(lay.he.shape, i32, lambda: lay.he.astype(i32)),
+         "Ms": host_f64(dev["Ms1"]), "gpos": arr(gpos.shape, i32, lambda: gpos.astype(i32)),
+         "buckets": [{"gidx": arr((b.count, b.width), i32,
+                                  lambda b=b: _gidx(b, gpos, ne).T.astype(i32)),
+                      "Minv_p": host_f64(P)}
+                     for b, P in zip(ops.buckets, dev["Minv_p"], strict=True)]}
+    K.update(jax.tree.map(lambda t: arr(t.shape, t.dtype, lambda: t), base["tables"]))
+    return K, {"Mmu": host_f64(dev["Mmu10"]), "Meps": [host_f64(M) for M in dev["Meps_p"]]}
+
+
+def xla_node_matrices(K1: dict, spec) -> dict:
+    """:func:`operator_arrays`' K1 with each bucket's packed ``Minv_p`` made the XLA
+    kernels' ``D`` (nd, nv, w) and ``Dh`` (nv, w / 2) (JAX, in the program that reads
+    them); :func:`kernel_arrays`' own as they are."""
+    if not any("Minv_p" in B for B in K1.get("buckets", ())):
+        return K1
+    buckets = []
+    for B, (_, w, _) in zip(K1["buckets"], spec.buckets, strict=True):
+        D, Dh = split_cyclic(B["Minv_p"], w)
+        out = {"gidx": B["gidx"], "D": D.transpose(0, 2, 1)}
         if Dh is not None:
-            B["Dh"] = Dh.T
-        K["buckets"].append(B)
-    return K, {"Mmu": dev["Mmu10"], "Meps": list(dev["Meps_p"])}
+            out["Dh"] = Dh.T
+        buckets.append(out)
+    return {**K1, "buckets": buckets}
 
 
 def node_tiles(ops: Operators, lay: Layout, dt: float, dtype, lossless: bool,
@@ -254,4 +280,5 @@ __all__ = [
     "relaid",
     "source_columns",
     "sparse_arrays",
+    "xla_node_matrices",
 ]

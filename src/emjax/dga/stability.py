@@ -25,7 +25,7 @@ import numpy as np
 
 from ..driver.host import to_host
 from . import step as kern
-from .arrays import operator_arrays, relaid
+from .arrays import kernel_base, operator_arrays, relaid, xla_node_matrices
 from .layout import make_layout
 
 
@@ -41,48 +41,46 @@ def spectral_radius(ops, lay=None, base: dict | None = None, iters: int = 300,
     start vector is drawn in the canonical order from ``seed``. The matrices are the
     device's own where the set-up formed them there (``ops.device``): at 20.2M DoFs
     1.5 GB that need not go back to the device; the Rayleigh quotient is a second
-    program (:func:`_rayleigh`), both compiled on a thread while the arrays are copied.
+    program (:func:`_rayleigh`); both compile on threads while the arrays are formed
+    and copied.
     """
     if lay is None or lay.spec.pallas:
         lay, base = make_layout(ops, "xla"), base
         base = None if base is None else relaid(base, ops, lay)
+    base = base or kernel_base(ops, lay)
+    power, rayleigh = _compiled_ahead(operator_arrays(ops, lay, base, shapes=True), ops.nu,
+                                      lay.spec, iters)
     v0 = lay.u_from_canonical(np.random.default_rng(seed).standard_normal(ops.nu))
-    v0 = v0 * lay.free(ops)
-    K1, E = operator_arrays(ops, lay, base)
-    programs = _compiled_ahead(v0, K1, E, lay.spec, iters)
-    K1, E = jax.device_put((K1, E))
-    power, rayleigh = programs.result()
-    v, f = power(jax.device_put(v0), K1)
-    num, den = to_host(rayleigh(v, f, E))
+    K1, E = jax.device_put(operator_arrays(ops, lay, base))
+    v, f = power.result()(jax.device_put(v0 * lay.free(ops)), K1)
+    num, den = to_host(rayleigh.result()(v, f, E))
     return float(num) / float(den)
 
 
-def _compiled_ahead(v0: np.ndarray, K1: dict, E: dict, spec, iters: int) -> Future:
-    """(:func:`_power_iteration`, :func:`_rayleigh`) compiled for these arrays' shapes
-    on a thread (XLA compiles outside the GIL) while the main thread copies them to the
-    device (0.7 s of compilation beside 1-2 s of copies at 20.2M DoFs on an H200's
-    host)."""
-    shapes = jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype), (v0, K1, E))
-    sv, sk, se = shapes
-    sf = jax.ShapeDtypeStruct(spec.f_zeros(np.float64).shape, np.float64)
-
-    def both():
-        return (_power_iteration.lower(sv, sk, spec, iters).compile(),
-                _rayleigh.lower(sv, sf, se, spec).compile())
-
-    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="emjax-power-compile")
-    future = pool.submit(both)
+def _compiled_ahead(shapes: tuple, nu: int, spec, iters: int) -> tuple[Future, Future]:
+    """:func:`_power_iteration` and :func:`_rayleigh` compiled, each on a thread of its
+    own (XLA compiles outside the GIL), for :func:`emjax.dga.arrays.operator_arrays`'
+    ``shapes`` while the main thread forms those arrays and copies them to the device
+    (0.7 and 0.9 s of compilation at 20.2M DoFs on an H200's host)."""
+    (sk, se), f64 = shapes, np.float64
+    sv = jax.ShapeDtypeStruct((nu,), f64)
+    sf = jax.ShapeDtypeStruct(spec.f_zeros(f64).shape, f64)
+    pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="emjax-power-compile")
+    out = (pool.submit(lambda: _power_iteration.lower(sv, sk, spec, iters).compile()),
+           pool.submit(lambda: _rayleigh.lower(sv, sf, se, spec).compile()))
     pool.shutdown(wait=False)
-    return future
+    return out
 
 
 @partial(jax.jit, static_argnames=("spec", "iters"))
 def _power_iteration(v, K1: dict, spec, iters: int):
-    """(v, f = -(M^mu)^{-1} C v) after ``iters`` power iterations from ``v``. The kernel
+    """(v, f = -(M^mu)^{-1} C v) after ``iters`` power iterations from ``v``; K1:
+    :func:`emjax.dga.arrays.operator_arrays`' (packed node matrices). The kernel
     arrays are arguments, not closed-over constants: as constants they were folded into
     the program, whose compilation then grew with the mesh (11.6 s at 2.6M DoFs on 2 CPU
     cores for 2 iterations)."""
     zero_f = spec.f_zeros(v.dtype)
+    K1 = xla_node_matrices(K1, spec)
 
     def apply(u):
         f = kern.faraday(u, zero_f, K1, spec)  # -(M^mu)^{-1} C u
