@@ -25,12 +25,15 @@ at i) and the dual ones ``a~^k = g_k - b`` (k != i, the faces through i).
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
+from ..driver.host import to_host
 from .mesh import LOCAL_EDGES, LOCAL_FACES, TetMesh, _row_keys, signed_volumes
 
 FACE_SIGN = np.array([1.0, -1.0, 1.0, -1.0])
@@ -128,7 +131,11 @@ def _boundary(tets: np.ndarray, nn: int) -> tuple[np.ndarray, np.ndarray]:
     their rows where nn^3 overflows an int64 key (past 1.66M nodes, as TetMesh's checks)."""
     faces = tets[:, LOCAL_FACES].reshape(-1, 3)  # rows ascending: the tets are sorted
     uf, fc = np.unique(_row_keys(faces, nn), axis=0, return_counts=True)
-    bf = uf[fc == 1]
+    return _boundary_of(uf[fc == 1], nn)
+
+
+def _boundary_of(bf: np.ndarray, nn: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_boundary`'s result from the boundary faces, as rows (k, 3) or keys (k,)."""
     bfaces = bf if bf.ndim == 2 else np.stack([bf // (nn * nn), (bf // nn) % nn, bf % nn], 1)
     node_boundary = np.zeros(nn, bool)
     node_boundary[bfaces.ravel()] = True
@@ -150,18 +157,72 @@ def _unique_inverse(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return sk[new], inv
 
 
-def build(mesh: TetMesh) -> Complex:
-    """Edges, boundary flags, node degrees and half-edge slots of ``mesh``. The faces'
-    sort (the boundary) runs on a thread beside the edges' (NumPy's sorts release the
-    GIL: 3.4 -> 2.8 s at 20.2M DoFs on an H200's host, BENCHMARKS.md)."""
+def _incidence(tets, nn):
+    """The sorts of :func:`build` in JAX (on the device; int64, x64 on), for ``tets``
+    (nt, 4) ascending and ``nn`` nodes (traced): (inv (6 nt,) each local edge's edge,
+    the distinct edge keys ``i nn + j`` ascending in the first ne of (6 nt,), ne, the
+    face keys ascending (4 nt,), and whether each is its face's only one: a boundary
+    face). Sizes are static, so that it compiles ahead from nt alone
+    (:func:`compile_ahead`)."""
+    t = tets.astype(jnp.int64)
+    pairs = t[:, LOCAL_EDGES].reshape(-1, 2)
+    key = pairs[:, 0] * nn + pairs[:, 1]
+    order = jnp.argsort(key)
+    sk = key[order]
+    new = jnp.concatenate([jnp.ones(1, bool), sk[1:] != sk[:-1]])
+    idx = jnp.cumsum(new) - 1
+    inv = jnp.zeros_like(idx).at[order].set(idx)
+    ukey = jnp.zeros_like(sk).at[idx].set(sk)
+    faces = t[:, LOCAL_FACES].reshape(-1, 3)
+    fk = jnp.sort((faces[:, 0] * nn + faces[:, 1]) * nn + faces[:, 2])
+    differs = fk[1:] != fk[:-1]
+    edge = jnp.ones(1, bool)
+    return inv, ukey, idx[-1] + 1, fk, jnp.concatenate([edge, differs]) & \
+        jnp.concatenate([differs, edge])
+
+
+_incidence_jit = jax.jit(_incidence)
+
+
+def device_sorts(num_nodes: int) -> bool:
+    """Whether :func:`build` may sort on the device for a mesh of ``num_nodes`` nodes:
+    its face keys ``(i nn + j) nn + k`` must fit an int64 (below 2.09M nodes, about 70M
+    DoFs; beyond, the host's row sort), and x64 must be on (the set-up's)."""
+    return num_nodes ** 3 < 2**62 and bool(jax.config.jax_enable_x64)
+
+
+def compile_ahead(num_tets: int) -> Future:
+    """:func:`_incidence` compiled for ``num_tets`` tets on a thread of its own, while
+    the host renumbers the mesh; :func:`build` takes it as ``ahead``."""
+    args = (jax.ShapeDtypeStruct((num_tets, 4), np.int64), jax.ShapeDtypeStruct((), np.int64))
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="emjax-complex-compile")
+    future = pool.submit(lambda: _incidence_jit.lower(*args).compile())
+    pool.shutdown(wait=False)
+    return future
+
+
+def build(mesh: TetMesh, ahead: Future | None = None, on_device: bool = False) -> Complex:
+    """Edges, boundary flags, node degrees and half-edge slots of ``mesh``. The sorts of
+    the edge and face keys run on JAX's device where ``on_device`` (the set-up's device
+    path, ``ahead``: their program compiled ahead, :func:`compile_ahead`; the same
+    arrays bit for bit), else in NumPy, the faces' on a thread beside the edges' (NumPy's
+    sorts release the GIL: 3.4 -> 2.8 s at 20.2M DoFs on an H200's host, BENCHMARKS.md)."""
     tets = np.sort(mesh.tets, axis=1)
     nn = mesh.num_nodes
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        boundary = pool.submit(_boundary, tets, nn)
+    if on_device and device_sorts(nn):
+        program = _incidence_jit if ahead is None else ahead.result()
+        out = program(tets.astype(np.int64, copy=False), np.int64(nn))  # asynchronous
         vol = signed_volumes(mesh.nodes, tets)
-        pairs = tets[:, LOCAL_EDGES].reshape(-1, 2)
-        ukey, inv = _unique_inverse(pairs[:, 0] * nn + pairs[:, 1])
-        node_boundary, bkey = boundary.result()
+        inv, ukey, ne, fk, single = to_host(out)
+        ukey = ukey[:int(ne)]
+        node_boundary, bkey = _boundary_of(fk[single], nn)
+    else:
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            boundary = pool.submit(_boundary, tets, nn)
+            vol = signed_volumes(mesh.nodes, tets)
+            pairs = tets[:, LOCAL_EDGES].reshape(-1, 2)
+            ukey, inv = _unique_inverse(pairs[:, 0] * nn + pairs[:, 1])
+            node_boundary, bkey = boundary.result()
     edges = np.stack([ukey // nn, ukey % nn], axis=1)
     ne = edges.shape[0]
     edge_boundary = np.zeros(ne, bool)

@@ -27,7 +27,8 @@ from ..model.scenario import MAX_STEPS
 from . import cache
 from . import step as kern
 from .arrays import kernel_base, relaid
-from .complex import Complex, build
+from .complex import Complex, build, device_sorts
+from .complex import compile_ahead as complex_ahead
 from .edges import tables_ahead
 from .layout import Layout, auto_kernels, make_layout
 from .local import compile_ahead
@@ -129,7 +130,8 @@ def _build(sim, st: Stages) -> tuple:
     """(mesh, complex, operators, rho, XLA's layout, its kernel base, {kernels: a future
     layout}) from nothing, each stage timed in ``st``. On an accelerator the local
     matrices' program compiles on a thread while the host renumbers the mesh and builds
-    the complex; the edge tables are built on another while the operators are formed,
+    the complex (whose sorts run on the device too, their program compiled ahead on
+    another); the edge tables are built on another while the operators are formed,
     and Pallas' layout, where the run may take it, during the power iteration."""
     from .generate import build_mesh
 
@@ -138,11 +140,13 @@ def _build(sim, st: Stages) -> tuple:
         lossy = bool(np.any(materials(sim, mesh)[2] > 0))  # (tags refused here, early)
         ahead = compile_ahead(mesh.num_nodes, mesh.num_tets, lossy) \
             if device_path(mesh.num_tets) else None
+        sorts = complex_ahead(mesh.num_tets) \
+            if ahead is not None and device_sorts(mesh.num_nodes) else None
     if sim.renumber:
         with st("renumbering"):
             mesh = mesh.renumbered(node_order())
     with st("complex (edges)"):
-        cx = build(mesh)
+        cx = build(mesh, sorts, on_device=sorts is not None)
         pallas = _layouts_ahead(sim, cx)
         tables_ahead(cx, pallas)
     with st("placement checks"):
