@@ -19,6 +19,7 @@ import numpy as np
 
 from ..constants import eps0, mu0
 from ..driver import advice
+from ..driver.host import warm_device
 from ..driver.memory import refuse_if_too_large
 from ..driver.precision import require_x64
 from ..driver.stages import Stages
@@ -135,6 +136,7 @@ def _build(sim, st: Stages) -> tuple:
     and Pallas' layout, where the run may take it, during the power iteration."""
     from .generate import build_mesh
 
+    warm_device()  # beside the mesh generation, which is host work
     with st("mesh generation"):
         mesh = build_mesh(sim.mesh)
         lossy = bool(np.any(materials(sim, mesh)[2] > 0))  # (tags refused here, early)
