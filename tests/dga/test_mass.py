@@ -71,7 +71,7 @@ def test_power_iteration_reads_the_device_matrices_as_their_copies(monkeypatch):
     assert host.device is None and mass.without_device(host) is host
     lay = make_layout(ops, "xla")
     # the shapes the programs compile ahead for are the arrays' own, on both paths
-    for o in (ops, host):
+    for o in (ops, host):  # (shapes without the edge tables: their thread may run on)
         shapes = jax.tree.map(lambda a: (a.shape, np.dtype(a.dtype)),
                               operator_arrays(o, lay, shapes=True))
         assert shapes == jax.tree.map(lambda a: (a.shape, np.dtype(a.dtype)),

@@ -31,7 +31,7 @@ import jax
 import numpy as np
 
 from . import tiles
-from .edges import edge_tables, table_codes
+from .edges import edge_tables, table_codes, xla_table_shapes
 from .layout import Layout
 from .local import SYM4, pack_cyclic, pack_sym4, split_cyclic
 from .mass import Bucket, Operators, lossy_factors
@@ -95,16 +95,22 @@ def operator_arrays(ops: Operators, lay: Layout, base: dict | None = None,
     matrices of :func:`energy_arrays` (its Rayleigh quotient). The matrices are the
     device's arrays where the set-up formed them there (``ops.device``; the host's are
     their copies), else the host's; the index arrays are NumPy. ``shapes``: the same
-    tree of ``jax.ShapeDtypeStruct`` without forming anything (to compile ahead)."""
+    tree of ``jax.ShapeDtypeStruct`` without forming anything, nor waiting for the edge
+    tables (to compile ahead)."""
     dev = ops.device or {"Ms1": ops.Ms1, "Mmu10": ops.Mmu10,
                          "Minv_p": [b.Minv_p for b in ops.buckets],
                          "Meps_p": [b.Meps_p for b in ops.buckets]}
-    base = base or kernel_base(ops, lay)
-    gpos, ne = base["gpos"], ops.cx.num_edges
-    i32 = np.int32
+    i32, ne = np.int32, ops.cx.num_edges
 
     def arr(shape, dtype, make):
         return jax.ShapeDtypeStruct(shape, dtype) if shapes else make()
+
+    if shapes:  # the edge tables' shapes without the tables (their thread may run on)
+        gpos = np.empty(ne, np.int64)
+        base = {"gpos": gpos, "tables": {"ebk": [jax.ShapeDtypeStruct(sh, i32) for sh in
+                                                 xla_table_shapes(ops.cx.tets_per_edge)]}}
+    base = base or kernel_base(ops, lay)
+    gpos = base["gpos"]
 
     def host_f64(x):  # the device's arrays as they are; the host's as float64
         return arr(x.shape, np.float64, lambda: x if ops.device else np.asarray(x, np.float64))

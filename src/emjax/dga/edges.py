@@ -120,6 +120,13 @@ def _tables(cx: Complex, pallas: bool) -> tuple[np.ndarray, dict]:
     return gpos, {"ebk": ebk}
 
 
+def xla_table_shapes(counts: np.ndarray) -> list[tuple[int, int]]:
+    """The shapes (count, edges) of XLA's edge tables ``ebk`` for ``counts`` (tets per
+    edge), in order, without building them (programs compile ahead from them)."""
+    width = choose_buckets(counts)
+    return [(int(c), int((width == c).sum())) for c in np.unique(width)]
+
+
 def table_codes(counts: np.ndarray, spec: Spec) -> int:
     """Codes the edge tables of ``spec`` hold for ``counts`` (tets per edge), padding and
     (sliced) the two int32 per slice included: the tables' bytes are 4 times this."""
@@ -131,4 +138,4 @@ def table_codes(counts: np.ndarray, spec: Spec) -> int:
 
 
 __all__ = ["EDGE_SLICE", "EDGE_WINDOW", "MAX_TETS_CODED", "edge_slices", "edge_tables",
-           "table_codes", "tables_ahead"]
+           "table_codes", "tables_ahead", "xla_table_shapes"]

@@ -30,7 +30,7 @@ from .layout import make_layout
 
 
 def spectral_radius(ops, lay=None, base: dict | None = None, iters: int = 300,
-                    seed: int = 0) -> float:
+                    seed: int = 0, programs: tuple | None = None) -> float:
     """Largest eigenvalue of K (1/s^2) by ``iters`` power iterations, float64.
 
     The iteration runs on the XLA kernels in the node layout whatever kernels the run
@@ -42,14 +42,14 @@ def spectral_radius(ops, lay=None, base: dict | None = None, iters: int = 300,
     device's own where the set-up formed them there (``ops.device``): at 20.2M DoFs
     1.5 GB that need not go back to the device; the Rayleigh quotient is a second
     program (:func:`_rayleigh`); both compile on threads while the arrays are formed
-    and copied.
+    and copied, or earlier: ``programs``, :func:`compile_ahead`'s for ``lay``.
     """
     if lay is None or lay.spec.pallas:
         lay, base = make_layout(ops, "xla"), base
         base = None if base is None else relaid(base, ops, lay)
+        programs = None
+    power, rayleigh = programs or compile_ahead(ops, lay, iters)
     base = base or kernel_base(ops, lay)
-    power, rayleigh = _compiled_ahead(operator_arrays(ops, lay, base, shapes=True), ops.nu,
-                                      lay.spec, iters)
     v0 = lay.u_from_canonical(np.random.default_rng(seed).standard_normal(ops.nu))
     K1, E = jax.device_put(operator_arrays(ops, lay, base))
     v, f = power.result()(jax.device_put(v0 * lay.free(ops)), K1)
@@ -57,13 +57,14 @@ def spectral_radius(ops, lay=None, base: dict | None = None, iters: int = 300,
     return float(num) / float(den)
 
 
-def _compiled_ahead(shapes: tuple, nu: int, spec, iters: int) -> tuple[Future, Future]:
-    """:func:`_power_iteration` and :func:`_rayleigh` compiled, each on a thread of its
-    own (XLA compiles outside the GIL), for :func:`emjax.dga.arrays.operator_arrays`'
-    ``shapes`` while the main thread forms those arrays and copies them to the device
-    (0.7 and 0.9 s of compilation at 20.2M DoFs on an H200's host)."""
-    (sk, se), f64 = shapes, np.float64
-    sv = jax.ShapeDtypeStruct((nu,), f64)
+def compile_ahead(ops, lay, iters: int = 300) -> tuple[Future, Future]:
+    """:func:`_power_iteration` and :func:`_rayleigh` for the XLA layout ``lay``
+    compiled, each on a thread of its own (XLA compiles outside the GIL), from
+    :func:`emjax.dga.arrays.operator_arrays`' shapes: the set-up starts them once the
+    layout is known, and forms the arrays and copies them to the device meanwhile (0.7
+    and 0.9-1.1 s of compilation at 20.2M DoFs on an H200's host)."""
+    (sk, se), f64, spec = operator_arrays(ops, lay, shapes=True), np.float64, lay.spec
+    sv = jax.ShapeDtypeStruct((ops.nu,), f64)
     sf = jax.ShapeDtypeStruct(spec.f_zeros(f64).shape, f64)
     pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="emjax-power-compile")
     out = (pool.submit(lambda: _power_iteration.lower(sv, sk, spec, iters).compile()),
