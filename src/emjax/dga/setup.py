@@ -19,7 +19,6 @@ import numpy as np
 
 from ..constants import eps0, mu0
 from ..driver import advice
-from ..driver.host import warm_device
 from ..driver.memory import refuse_if_too_large
 from ..driver.precision import require_x64
 from ..driver.stages import Stages
@@ -138,7 +137,6 @@ def _build(sim, st: Stages) -> tuple:
     where the run may take it, is made during the power iteration."""
     from .generate import build_mesh
 
-    warm_device()  # beside the mesh generation, which is host work
     with st("mesh generation"):
         mesh = build_mesh(sim.mesh)
         lossy = bool(np.any(materials(sim, mesh)[2] > 0))  # (tags refused here, early)

@@ -10,8 +10,6 @@ pinned host memory take ``jax.device_get``.
 
 from __future__ import annotations
 
-from concurrent.futures import Future, ThreadPoolExecutor
-
 import jax
 import numpy as np
 
@@ -50,16 +48,3 @@ def to_host(tree):
     staged = [_stage(x) for x in leaves]
     return jax.tree_util.tree_unflatten(treedef, [_finish(x) for x in staged])
 
-
-def warm_device() -> Future | None:
-    """Make JAX's first device allocation on a thread of its own, now, on an
-    accelerator (None on a CPU): with XLA's default preallocation the first array on an
-    H200 took 1.7 s where later ones took 0.05 s (0.25 s without preallocation;
-    ``benchmarks/first_device_use.py``), a second and a half that otherwise falls on the
-    first set-up stage to touch the device. The caller does host work meanwhile."""
-    if jax.default_backend() == "cpu":
-        return None
-    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="emjax-warm-device")
-    future = pool.submit(lambda: jax.block_until_ready(jax.device_put(np.zeros(1))))
-    pool.shutdown(wait=False)
-    return future
