@@ -21,7 +21,7 @@ def _ops(cx, sig, device: bool, monkeypatch):
     eps = eps0 * (1 + np.arange(n) % 3)  # three media, so the tets differ
     # the device path's local program as the set-up runs it: compiled ahead on a thread
     ahead = local.compile_ahead(cx.num_nodes, n, lossy=True) if device else None
-    return mass.assemble(cx, eps, np.full(n, mu0), sig, min_count=32, ahead=ahead)
+    return mass.assemble(cx, eps, np.full(n, mu0), sig, min_count=32, ahead=ahead, later=True)
 
 
 @pytest.mark.parametrize("mesh", ["box", "cylinder"])
@@ -38,7 +38,7 @@ def test_device_local_matrices_equal_numpy(mesh, monkeypatch):
         cx = build(build_mesh(load_builtin("cylinder-cavity").mesh))
     sig = np.where(np.arange(cx.num_tets) % 4 == 0, 0.02, 0.0)
     ref = _ops(cx, sig, False, monkeypatch)
-    dev = _ops(cx, sig, True, monkeypatch)
+    dev = mass.on_host(_ops(cx, sig, True, monkeypatch))
     for name in ("Ms1", "Mmu10"):
         a, b = getattr(ref, name), getattr(dev, name)
         assert np.max(np.abs(a - b)) <= 1e-12 * np.max(np.abs(a)), name
@@ -51,9 +51,10 @@ def test_device_local_matrices_equal_numpy(mesh, monkeypatch):
 
 
 def test_power_iteration_reads_the_device_matrices_as_their_copies(monkeypatch):
-    """Where the set-up formed the matrices on the device, the power iteration reads
-    those arrays (``Operators.device``) and not the host's copies: the same numbers, so
-    rho is the same to the last bit either way; the set-up then drops them."""
+    """Where the set-up formed the matrices on the device, the operators hold those
+    arrays while their copies go to the host on a thread, and the power iteration reads
+    them there: the same numbers as the host's copies (:func:`mass.on_host`), so rho is
+    the same to the last bit either way."""
     import jax
 
     from emjax.dga.arrays import operator_arrays
@@ -64,11 +65,15 @@ def test_power_iteration_reads_the_device_matrices_as_their_copies(monkeypatch):
     require_x64()
     cx = build(structured.box((0.3, 0.2, 0.25), shape=(5, 3, 2)))
     ops = _ops(cx, np.where(np.arange(cx.num_tets) % 4 == 0, 0.02, 0.0), True, monkeypatch)
-    assert ops.device is not None and len(ops.device["Minv_p"]) == len(ops.buckets) >= 2
-    for b, P, M in zip(ops.buckets, ops.device["Minv_p"], ops.device["Meps_p"], strict=True):
-        assert np.array_equal(np.asarray(P), b.Minv_p) and np.array_equal(np.asarray(M), b.Meps_p)
-    host = mass.without_device(ops)
-    assert host.device is None and mass.without_device(host) is host
+    assert ops.host_later is not None and len(ops.buckets) >= 2
+    assert isinstance(ops.Ms1, jax.Array) and isinstance(ops.buckets[0].Minv_p, jax.Array)
+    host = mass.on_host(ops)
+    assert host.host_later is None and mass.on_host(host) is host
+    for a, b in zip(ops.buckets, host.buckets, strict=True):
+        for name in ("Minv_p", "Meps_p", "Msig"):
+            x, y = getattr(a, name), getattr(b, name)
+            assert isinstance(y, np.ndarray) and np.array_equal(np.asarray(x), y), name
+    assert np.array_equal(np.asarray(ops.Ms1), host.Ms1)
     lay = make_layout(ops, "xla")
     # the shapes the programs compile ahead for are the arrays' own, on both paths
     for o in (ops, host):  # (shapes without the edge tables: their thread may run on)

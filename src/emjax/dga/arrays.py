@@ -56,8 +56,7 @@ def _gidx(b: Bucket, gpos: np.ndarray, ne: int) -> np.ndarray:
         * b.sign.astype(np.int64)
 
 
-def _node_matrices(b: Bucket, gpos: np.ndarray, ne: int, dt: float, lossless: bool,
-                   packed: tuple | None):
+def _node_matrices(b: Bucket, gpos: np.ndarray, ne: int, dt: float, lossless: bool):
     """A bucket's ``gidx`` (w, nv), its cyclic ``D`` (nd, w, nv) and ``Dh`` (w / 2, nv) or
     None (the symmetric inverse times dt, or lossy Q), and the lossy ``P`` (w, w, nv) or
     None."""
@@ -67,16 +66,15 @@ def _node_matrices(b: Bucket, gpos: np.ndarray, ne: int, dt: float, lossless: bo
         Minv = Q * b.sign[None]  # unsigned: the sign travels in gidx
         D, Dh = _pack_cyclic(0.5 * (Minv + np.swapaxes(Minv, 0, 1)))
         return gidx, D, Dh, Pm
-    D, Dh = packed if packed is not None else split_cyclic(b.Minv_p, b.width)
+    D, Dh = split_cyclic(b.Minv_p, b.width)
     return gidx, D * dt, None if Dh is None else Dh * dt, None
 
 
 def node_arrays(b: Bucket, gpos: np.ndarray, ne: int, dt: float, dtype,
-                lossless: bool = False, packed: tuple | None = None) -> dict:
+                lossless: bool = False) -> dict:
     """One node bucket's ``gidx``, ``D``, ``Dh`` and ``P`` for the XLA kernels (see the
-    module docstring); ``packed``: the bucket's entry of :func:`kernel_base` (formed here
-    when None)."""
-    gidx, D, Dh, Pm = _node_matrices(b, gpos, ne, dt, lossless, packed)
+    module docstring)."""
+    gidx, D, Dh, Pm = _node_matrices(b, gpos, ne, dt, lossless)
     B = {"gidx": gidx.T.astype(np.int32),
          "D": np.ascontiguousarray(np.moveaxis(D, 2, 1), dtype=dtype)}  # (nd, nv, w)
     if Dh is not None:
@@ -93,13 +91,10 @@ def operator_arrays(ops: Operators, lay: Layout, base: dict | None = None,
     packed inverse ``Minv_p`` (w (w + 1) / 2, nv) in place of ``D``/``Dh``
     (:func:`xla_node_matrices` forms them in the program), and E the packed mass
     matrices of :func:`energy_arrays` (its Rayleigh quotient). The matrices are the
-    device's arrays where the set-up formed them there (``ops.device``; the host's are
-    their copies), else the host's; the index arrays are NumPy. ``shapes``: the same
+    operators' own: device arrays until :func:`emjax.dga.mass.on_host` where the set-up
+    formed them there; the index arrays are NumPy. ``shapes``: the same
     tree of ``jax.ShapeDtypeStruct`` without forming anything, nor waiting for the edge
     tables (to compile ahead)."""
-    dev = ops.device or {"Ms1": ops.Ms1, "Mmu10": ops.Mmu10,
-                         "Minv_p": [b.Minv_p for b in ops.buckets],
-                         "Meps_p": [b.Meps_p for b in ops.buckets]}
     i32, ne = np.int32, ops.cx.num_edges
 
     def arr(shape, dtype, make):
@@ -113,17 +108,17 @@ def operator_arrays(ops: Operators, lay: Layout, base: dict | None = None,
     gpos = base["gpos"]
 
     def host_f64(x):  # the device's arrays as they are; the host's as float64
-        return arr(x.shape, np.float64, lambda: x if ops.device else np.asarray(x, np.float64))
+        return arr(x.shape, np.float64,
+                   lambda: x if isinstance(x, jax.Array) else np.asarray(x, np.float64))
 
     K = {"hs": arr(lay.hs.shape, i32, lambda: lay.hs.astype(i32)),
          "he": arr(lay.he.shape, i32, lambda: lay.he.astype(i32)),
-         "Ms": host_f64(dev["Ms1"]), "gpos": arr(gpos.shape, i32, lambda: gpos.astype(i32)),
+         "Ms": host_f64(ops.Ms1), "gpos": arr(gpos.shape, i32, lambda: gpos.astype(i32)),
          "buckets": [{"gidx": arr((b.count, b.width), i32,
                                   lambda b=b: _gidx(b, gpos, ne).T.astype(i32)),
-                      "Minv_p": host_f64(P)}
-                     for b, P in zip(ops.buckets, dev["Minv_p"], strict=True)]}
+                      "Minv_p": host_f64(b.Minv_p)} for b in ops.buckets]}
     K.update(jax.tree.map(lambda t: arr(t.shape, t.dtype, lambda: t), base["tables"]))
-    return K, {"Mmu": host_f64(dev["Mmu10"]), "Meps": [host_f64(M) for M in dev["Meps_p"]]}
+    return K, {"Mmu": host_f64(ops.Mmu10), "Meps": [host_f64(b.Meps_p) for b in ops.buckets]}
 
 
 def xla_node_matrices(K1: dict, spec) -> dict:
@@ -149,12 +144,13 @@ def node_tiles(ops: Operators, lay: Layout, dt: float, dtype, lossless: bool,
     bucket's packed inverse is scaled by dt row by row as it is tiled."""
     gpos, ne = base["gpos"], ops.cx.num_edges
     parts = []
-    for b, packed in zip(ops.buckets, base["packed"], strict=True):
+    for b in ops.buckets:
         if b.Msig is not None and not lossless:
-            gidx, D, Dh, Pm = _node_matrices(b, gpos, ne, dt, lossless, packed)
+            gidx, D, Dh, Pm = _node_matrices(b, gpos, ne, dt, lossless)
             part = {"gidx": gidx, "M": tiles.symmetric_rows(D, Dh), "P": tiles.full_rows(Pm)}
         else:
-            part = {"gidx": _gidx(b, gpos, ne), "M": tiles.symmetric_rows(*packed), "scale": dt}
+            part = {"gidx": _gidx(b, gpos, ne), "scale": dt,
+                    "M": tiles.symmetric_rows(*split_cyclic(b.Minv_p, b.width))}
         parts.append(part)
     lossy = any("P" in p for p in parts)
     out = tiles.pack(parts, lossy, dtype)
@@ -163,21 +159,17 @@ def node_tiles(ops: Operators, lay: Layout, dt: float, dtype, lossless: bool,
 
 
 def kernel_base(ops: Operators, lay: Layout) -> dict:
-    """What :func:`kernel_arrays` forms the same way for every dt and dtype, in float64:
-    ``Ms1`` (10, nt) (``Ms`` at dt = 1, the operators' own), the edge tables and
-    ``gpos``, and each bucket's packed inverse (lossless buckets scale it by dt; lossy
-    ones form theirs from dt). The set-up forms it once for the power iteration's
-    arrays and the run's."""
+    """What :func:`kernel_arrays` forms the same way for every dt and dtype beyond the
+    operators' own matrices: the layout's edge tables and ``gpos``. The set-up forms it
+    once for the power iteration's arrays and the run's."""
     gpos, tables = edge_tables(ops, lay.spec)
-    return {"Ms1": ops.Ms1, "gpos": gpos, "tables": tables,
-            "packed": [split_cyclic(b.Minv_p, b.width) for b in ops.buckets]}
+    return {"gpos": gpos, "tables": tables}
 
 
 def relaid(base: dict, ops: Operators, lay: Layout) -> dict:
-    """``base`` of another layout made :func:`kernel_base` of ``lay``: the matrices and
-    packed inverses do not depend on the layout, the edge tables and ``gpos`` do."""
-    gpos, tables = edge_tables(ops, lay.spec)
-    return {**base, "gpos": gpos, "tables": tables}
+    """:func:`kernel_base` of another layout ``lay`` (the edge tables and ``gpos``
+    depend on it)."""
+    return kernel_base(ops, lay)
 
 
 def kernel_arrays(ops: Operators, lay: Layout, dt: float, dtype, lossless: bool = False,
@@ -189,14 +181,13 @@ def kernel_arrays(ops: Operators, lay: Layout, dt: float, dtype, lossless: bool 
     """
     base = base or kernel_base(ops, lay)
     K: dict = {"hs": lay.hs.astype(np.int32), "he": lay.he.astype(np.int32),
-               "Ms": (base["Ms1"] * dt).astype(dtype)}
+               "Ms": (ops.Ms1 * dt).astype(dtype)}
     K.update(base["tables"])
     gpos, ne = base["gpos"], ops.cx.num_edges
     if lay.spec.pallas:
         K["nodes"] = node_tiles(ops, lay, dt, dtype, lossless, base)
     else:
-        K["buckets"] = [node_arrays(b, gpos, ne, dt, dtype, lossless, packed)
-                        for b, packed in zip(ops.buckets, base["packed"], strict=True)]
+        K["buckets"] = [node_arrays(b, gpos, ne, dt, dtype, lossless) for b in ops.buckets]
     K["gpos"] = gpos.astype(np.int32)  # for sources: G position of each edge
     return K
 

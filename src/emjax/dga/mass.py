@@ -18,7 +18,7 @@ Canonical layout (the kernels' layouts of :mod:`emjax.dga.layout` permute it; se
 
 from __future__ import annotations
 
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import partial
 
@@ -84,10 +84,12 @@ class Operators:
         buckets: list of :class:`Bucket`.
         nu: length of the flat u (padding included).
         pec: (ne,) bool, edges held at zero.
-        device: where the set-up formed the matrices on JAX's device, those device
-            arrays ("Ms1", "Mmu10", and per bucket "Minv_p", "Meps_p"), of which the
-            NumPy ones are copies: the power iteration reads them there. The set-up
-            drops them once it has dt (:func:`without_device`); None otherwise.
+        host_later: where the set-up formed the matrices on JAX's device, their
+            copies to the host on their way (a Future of (Ms1, Mmu10, [(Meps_p, Msig,
+            Minv_p) per bucket])), the matrix fields (``Ms1``, ``Mmu10`` and the
+            buckets' ``Minv_p``, ``Meps_p``, ``Msig``) being the device arrays until
+            :func:`on_host` (the set-up's, once it has dt: the power iteration reads
+            them where they are); None when they are NumPy arrays.
     """
 
     cx: Complex
@@ -99,7 +101,7 @@ class Operators:
     nu: int
     pec: np.ndarray
     he_pos: np.ndarray = field(repr=False)  # (ne, 2) flat position of each half edge
-    device: dict | None = field(default=None, repr=False)
+    host_later: Future | None = field(default=None, repr=False)
 
     @property
     def lossy(self) -> bool:
@@ -191,8 +193,9 @@ def _slots(cx: Complex, pec: np.ndarray, bi: int, w: int, nv: int, bucket_of, po
 
 def _node_matrices(cx: Complex, eps_t, mu_t, sigma_t, groups, bucket_of, pos_of, slots,
                    ahead: Future | None):
-    """(Ms1, Mmu10, [(Meps_p, Msig or None, Minv_p) per bucket], device) as NumPy float64
-    (``device``: :attr:`Operators.device`, or None): on the
+    """(Ms1, Mmu10, [(Meps_p, Msig or None, Minv_p) per bucket], host_later), float64:
+    device arrays and their copy to the host started on a thread
+    (:attr:`Operators.host_later`), or NumPy arrays and None: on the
     device where :func:`_on_device` and the mesh is large (``ahead``: the local
     matrices' program compiled ahead, :func:`emjax.dga.local.compile_ahead`), else
     NumPy."""
@@ -206,10 +209,12 @@ def _node_matrices(cx: Complex, eps_t, mu_t, sigma_t, groups, bucket_of, pos_of,
             Me_r, Ms_r, i32(cx.tets), i32(cx.slot), i32(cx.tet_edges), i32(bucket_of),
             i32(pos_of), [f for _, _, f in slots],
             counts=tuple(nodes.size for _, nodes, _ in groups))
-        device = {"Ms1": Ms1, "Mmu10": Mmu10, "Minv_p": [p[2] for p in per],
-                  "Meps_p": [p[0] for p in per]}
-        # through pinned host memory: 1.3-1.6 GB/s pageable against 40-50 (driver/host.py)
-        return (*to_host((Ms1, Mmu10, per)), device)
+        # 2.8 GB at 20.2M DoFs, 0.8-2.3 s on an H200's host: on a thread while the host
+        # lays the operators out and the device finds dt (through pinned host memory)
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="emjax-node-matrices")
+        later = pool.submit(to_host, (Ms1, Mmu10, per))
+        pool.shutdown(wait=False)
+        return Ms1, Mmu10, per, later
     Me_r, Ms_r, Mmu10, Ms1 = local_math(cx, eps_t, mu_t, ratio, np)
     slot_r, p_r, b_r = corner_slots(cx), pos_of[cx.tets], bucket_of[cx.tets]
     per = []
@@ -222,17 +227,20 @@ def _node_matrices(cx: Complex, eps_t, mu_t, sigma_t, groups, bucket_of, pos_of,
 
 def assemble(cx: Complex, eps_t: np.ndarray, mu_t: np.ndarray, sigma_t: np.ndarray | None = None,
              pec_boundary: bool = True, min_share: float = NODE_MIN_SHARE,
-             min_count: int = 256, ahead: Future | None = None) -> Operators:
+             min_count: int = 256, ahead: Future | None = None,
+             later: bool = False) -> Operators:
     """Build the operators; materials per tet in SI (F/m, H/m, S/m). ``min_share``,
     ``min_count``: node buckets of :func:`choose_buckets` (tests lower ``min_count`` to
-    get several buckets on a small mesh); ``ahead``: see :func:`_node_matrices`."""
+    get several buckets on a small mesh); ``ahead``: see :func:`_node_matrices`;
+    ``later``: matrices formed on the device stay there until :func:`on_host` (the
+    set-up's), else they come to the host here."""
     ne = cx.num_edges
     pec = cx.edge_boundary.copy() if pec_boundary else np.zeros(ne, bool)
     width = choose_buckets(cx.degree, min_share=min_share, min_count=min_count)
     groups, bucket_of, pos_of = _groups(width)
     slots = [_slots(cx, pec, bi, w, nodes.size, bucket_of, pos_of)
              for bi, (w, nodes, _) in enumerate(groups)]
-    Ms1, Mmu10, per, device = _node_matrices(cx, eps_t, mu_t, sigma_t, groups, bucket_of,
+    Ms1, Mmu10, per, copies = _node_matrices(cx, eps_t, mu_t, sigma_t, groups, bucket_of,
                                              pos_of, slots, ahead)
     buckets = [Bucket(width=w, nodes=nodes, offset=off, edge=edge, free=free, Minv_p=Minv_p,
                       Meps_p=Meps_p, Msig=Msig, sign=sign)
@@ -247,15 +255,23 @@ def assemble(cx: Complex, eps_t: np.ndarray, mu_t: np.ndarray, sigma_t: np.ndarr
         node = cx.edges[:, side]
         b = bucket_of[node]
         he_pos[:, side] = offs[b] + cx.slot[:, side] * nvs[b] + pos_of[node]
-    return Operators(cx=cx, Ms1=Ms1, Mmu10=Mmu10, hs=he_pos[cx.tet_edges, 0].T.copy(),
-                     he=he_pos[cx.tet_edges, 1].T.copy(), buckets=buckets,
-                     nu=int(offs[-1] + nvs[-1] * groups[-1][0]),
-                     pec=pec, he_pos=he_pos, device=device)
+    ops = Operators(cx=cx, Ms1=Ms1, Mmu10=Mmu10, hs=he_pos[cx.tet_edges, 0].T.copy(),
+                    he=he_pos[cx.tet_edges, 1].T.copy(), buckets=buckets,
+                    nu=int(offs[-1] + nvs[-1] * groups[-1][0]),
+                    pec=pec, he_pos=he_pos, host_later=copies)
+    return ops if later else on_host(ops)
 
 
-def without_device(ops: Operators) -> Operators:
-    """``ops`` without its device arrays (their device memory freed once unreferenced)."""
-    return ops if ops.device is None else replace(ops, device=None)
+def on_host(ops: Operators) -> Operators:
+    """``ops`` with NumPy matrices: their copies to the host (:attr:`Operators.
+    host_later`) waited for where they were on their way; the device arrays are freed
+    once unreferenced."""
+    if ops.host_later is None:
+        return ops
+    Ms1, Mmu10, per = ops.host_later.result()
+    buckets = [replace(b, Meps_p=Meps_p, Msig=Msig, Minv_p=Minv_p)
+               for b, (Meps_p, Msig, Minv_p) in zip(ops.buckets, per, strict=True)]
+    return replace(ops, Ms1=Ms1, Mmu10=Mmu10, buckets=buckets, host_later=None)
 
 
 DEVICE_INVERSE_FROM = 8_000_000

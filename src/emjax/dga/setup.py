@@ -32,7 +32,7 @@ from .complex import compile_ahead as complex_ahead
 from .edges import tables_ahead
 from .layout import Layout, auto_kernels, make_layout
 from .local import compile_ahead
-from .mass import Operators, assemble, device_path, without_device
+from .mass import Operators, assemble, device_path, on_host
 from .mesh import TetMesh
 from .placement import check_inside
 from .stability import compile_ahead as compile_power
@@ -155,7 +155,7 @@ def _build(sim, st: Stages) -> tuple:
         check_inside(cx, sim)  # sources and probes, before the power iteration
     with st("local matrices and buckets"):
         eps, mu, sig = materials(sim, mesh)
-        ops = assemble(cx, eps, mu, sig, ahead=ahead)
+        ops = assemble(cx, eps, mu, sig, ahead=ahead, later=True)
     with st("layout"):  # the power iteration's (XLA's, whatever the run's kernels)
         lay = make_layout(ops, "xla")
         programs = compile_power(ops, lay)  # the power iteration's, on threads
@@ -168,7 +168,7 @@ def _build(sim, st: Stages) -> tuple:
         base = kernel_base(ops, lay)
     with st("power iteration"):  # float64 whatever the run's dtype: rho ~ 1e20 1/s^2
         rho = spectral_radius(ops, lay, base, programs=programs)
-    ops = without_device(ops)
+    ops = on_host(ops)
     return mesh, cx, ops, rho, lay, base, later
 
 

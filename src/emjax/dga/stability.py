@@ -38,9 +38,10 @@ def spectral_radius(ops, lay=None, base: dict | None = None, iters: int = 300,
     reused, or its matrices when that layout is Pallas'): every kernel choice gets the
     same dt bit for bit, and on a GPU the Pallas kernels' float64 variants compiled for
     18-22 s on a 2.46M-DoF gmsh mesh against 4-7 s for XLA's (H200, 2026-11-28). The
-    start vector is drawn in the canonical order from ``seed``. The matrices are the
-    device's own where the set-up formed them there (``ops.device``): at 20.2M DoFs
-    1.5 GB that need not go back to the device; the Rayleigh quotient is a second
+    start vector is drawn in the canonical order from ``seed``. The matrices are read
+    where they are: on the device where the set-up formed them there (before
+    :func:`emjax.dga.mass.on_host`; 1.5 GB at 20.2M DoFs that need not go back to the
+    device, while their copies go to the host); the Rayleigh quotient is a second
     program (:func:`_rayleigh`); both compile on threads while the arrays are formed
     and copied, or earlier: ``programs``, :func:`compile_ahead`'s for ``lay``.
     """
