@@ -35,7 +35,6 @@ from .local import compile_ahead
 from .mass import Operators, assemble, device_path, on_host
 from .mesh import TetMesh
 from .placement import check_inside
-from .stability import compile_ahead as compile_power
 from .stability import spectral_radius, stable_dt
 
 
@@ -133,8 +132,7 @@ def _build(sim, st: Stages) -> tuple:
     matrices' program compiles on a thread while the host renumbers the mesh and builds
     the complex (whose sorts run on the device too, their program compiled ahead on
     another); the edge tables are built on another while the operators are formed,
-    the power iteration's programs compile from the layout on, and Pallas' layout,
-    where the run may take it, is made during the power iteration."""
+    and Pallas' layout, where the run may take it, during the power iteration."""
     from .generate import build_mesh
 
     with st("mesh generation"):
@@ -158,7 +156,6 @@ def _build(sim, st: Stages) -> tuple:
         ops = assemble(cx, eps, mu, sig, ahead=ahead, later=True)
     with st("layout"):  # the power iteration's (XLA's, whatever the run's kernels)
         lay = make_layout(ops, "xla")
-        programs = compile_power(ops, lay)  # the power iteration's, on threads
         later = {}
         if True in pallas:  # the run's, should it take Pallas, beside the power iteration
             pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="emjax-layout")
@@ -167,7 +164,7 @@ def _build(sim, st: Stages) -> tuple:
     with st("kernel arrays"):  # formed once for the power iteration and the run
         base = kernel_base(ops, lay)
     with st("power iteration"):  # float64 whatever the run's dtype: rho ~ 1e20 1/s^2
-        rho = spectral_radius(ops, lay, base, programs=programs)
+        rho = spectral_radius(ops, lay, base)
     ops = on_host(ops)
     return mesh, cx, ops, rho, lay, base, later
 

@@ -30,7 +30,7 @@ from .layout import make_layout
 
 
 def spectral_radius(ops, lay=None, base: dict | None = None, iters: int = 300,
-                    seed: int = 0, programs: tuple | None = None) -> float:
+                    seed: int = 0) -> float:
     """Largest eigenvalue of K (1/s^2) by ``iters`` power iterations, float64.
 
     The iteration runs on the XLA kernels in the node layout whatever kernels the run
@@ -43,13 +43,13 @@ def spectral_radius(ops, lay=None, base: dict | None = None, iters: int = 300,
     :func:`emjax.dga.mass.on_host`; 1.5 GB at 20.2M DoFs that need not go back to the
     device, while their copies go to the host); the Rayleigh quotient is a second
     program (:func:`_rayleigh`); both compile on threads while the arrays are formed
-    and copied, or earlier: ``programs``, :func:`compile_ahead`'s for ``lay``.
+    and copied (:func:`compile_ahead`; started at the layout instead, their tracing on
+    those threads slowed the layout beside them as much, H200 2026-11-29).
     """
     if lay is None or lay.spec.pallas:
         lay, base = make_layout(ops, "xla"), base
         base = None if base is None else relaid(base, ops, lay)
-        programs = None
-    power, rayleigh = programs or compile_ahead(ops, lay, iters)
+    power, rayleigh = compile_ahead(ops, lay, iters)
     base = base or kernel_base(ops, lay)
     v0 = lay.u_from_canonical(np.random.default_rng(seed).standard_normal(ops.nu))
     K1, E = jax.device_put(operator_arrays(ops, lay, base))
@@ -61,9 +61,9 @@ def spectral_radius(ops, lay=None, base: dict | None = None, iters: int = 300,
 def compile_ahead(ops, lay, iters: int = 300) -> tuple[Future, Future]:
     """:func:`_power_iteration` and :func:`_rayleigh` for the XLA layout ``lay``
     compiled, each on a thread of its own (XLA compiles outside the GIL), from
-    :func:`emjax.dga.arrays.operator_arrays`' shapes: the set-up starts them once the
-    layout is known, and forms the arrays and copies them to the device meanwhile (0.7
-    and 0.9-1.1 s of compilation at 20.2M DoFs on an H200's host)."""
+    :func:`emjax.dga.arrays.operator_arrays`' shapes, while the caller forms the arrays
+    and copies them to the device (0.7 and 0.9-1.1 s of compilation at 20.2M DoFs on an
+    H200's host)."""
     (sk, se), f64, spec = operator_arrays(ops, lay, shapes=True), np.float64, lay.spec
     sv = jax.ShapeDtypeStruct((ops.nu,), f64)
     sf = jax.ShapeDtypeStruct(spec.f_zeros(f64).shape, f64)
