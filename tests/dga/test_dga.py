@@ -268,7 +268,7 @@ def test_every_kernel_choice_gets_the_same_time_step(monkeypatch):
     from emjax.dga.arrays import kernel_arrays, operator_arrays
     from emjax.dga.layout import make_layout
     from emjax.dga.solver import prepare
-    from emjax.dga.stability import _power_iteration, _rayleigh
+    from emjax.dga.stability import _power_iteration, _rayleigh, rayleigh_forms
 
     monkeypatch.setattr(cache, "cache_dir", lambda: None)
     sim = em.DGATD(mesh=em.BoxMesh(size=(0.3, 0.2, 0.25), edge_length=0.08), steps=1,
@@ -286,6 +286,8 @@ def test_every_kernel_choice_gets_the_same_time_step(monkeypatch):
     v_ref, f_ref = _power_iteration(v0, K_ref, lay.spec, 5)
     assert np.array_equal(v, v_ref) and np.array_equal(f, f_ref)
     num, den = (float(a) for a in _rayleigh(v, f, E, lay.spec))
+    host = rayleigh_forms(np.asarray(v), np.asarray(f), E, lay.spec, np)  # the CPU path's
+    assert host == pytest.approx((num, den), rel=1e-13)
     u, fc = lay.u_canonical(np.asarray(v)), lay.f_canonical(np.asarray(f))
     ref_den = sum(np.einsum("iv,ijv,jv->", ub, b.Meps, ub) for b, ub in
                   ((b, u[b.offset:b.offset + b.width * b.count].reshape(b.width, b.count))

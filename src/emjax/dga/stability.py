@@ -41,35 +41,43 @@ def spectral_radius(ops, lay=None, base: dict | None = None, iters: int = 300,
     start vector is drawn in the canonical order from ``seed``. The matrices are read
     where they are: on the device where the set-up formed them there (before
     :func:`emjax.dga.mass.on_host`; 1.5 GB at 20.2M DoFs that need not go back to the
-    device, while their copies go to the host); the Rayleigh quotient is a second
-    program (:func:`_rayleigh`); both compile on threads while the arrays are formed
-    and copied (:func:`compile_ahead`; started at the layout instead, their tracing on
-    those threads slowed the layout beside them as much, H200 2026-11-29).
+    device, while their copies go to the host), and there the Rayleigh quotient is a
+    second program (:func:`_rayleigh`), else NumPy's (:func:`rayleigh_forms`); the
+    programs compile on threads while the arrays are formed and copied
+    (:func:`compile_ahead`; started at the layout instead, their tracing on those
+    threads slowed the layout beside them as much, H200 2026-11-29).
     """
     if lay is None or lay.spec.pallas:
         lay, base = make_layout(ops, "xla"), base
         base = None if base is None else relaid(base, ops, lay)
-    power, rayleigh = compile_ahead(ops, lay, iters)
+    on_device = ops.host_later is not None
+    power, rayleigh = compile_ahead(ops, lay, iters, rayleigh=on_device)
     base = base or kernel_base(ops, lay)
     v0 = lay.u_from_canonical(np.random.default_rng(seed).standard_normal(ops.nu))
-    K1, E = jax.device_put(operator_arrays(ops, lay, base))
-    v, f = power.result()(jax.device_put(v0 * lay.free(ops)), K1)
-    num, den = to_host(rayleigh.result()(v, f, E))
+    K1, E = operator_arrays(ops, lay, base)
+    v, f = power.result()(jax.device_put(v0 * lay.free(ops)), jax.device_put(K1))
+    if on_device:
+        num, den = to_host(rayleigh.result()(v, f, jax.device_put(E)))
+    else:  # NumPy's matrices: the quotient in NumPy, no second program to compile
+        num, den = rayleigh_forms(*to_host((v, f)), E, lay.spec, np)
     return float(num) / float(den)
 
 
-def compile_ahead(ops, lay, iters: int = 300) -> tuple[Future, Future]:
-    """:func:`_power_iteration` and :func:`_rayleigh` for the XLA layout ``lay``
-    compiled, each on a thread of its own (XLA compiles outside the GIL), from
+def compile_ahead(ops, lay, iters: int = 300,
+                  rayleigh: bool = True) -> tuple[Future, Future | None]:
+    """:func:`_power_iteration` and (``rayleigh``) :func:`_rayleigh` for the XLA layout
+    ``lay`` compiled, each on a thread of its own (XLA compiles outside the GIL), from
     :func:`emjax.dga.arrays.operator_arrays`' shapes, while the caller forms the arrays
     and copies them to the device (0.7 and 0.9-1.1 s of compilation at 20.2M DoFs on an
-    H200's host)."""
+    H200's host; the second 0.64 s for the built-in cylinder on a 2-core CPU, where the
+    host's quotient takes milliseconds)."""
     (sk, se), f64, spec = operator_arrays(ops, lay, shapes=True), np.float64, lay.spec
     sv = jax.ShapeDtypeStruct((ops.nu,), f64)
     sf = jax.ShapeDtypeStruct(spec.f_zeros(f64).shape, f64)
     pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="emjax-power-compile")
     out = (pool.submit(lambda: _power_iteration.lower(sv, sk, spec, iters).compile()),
-           pool.submit(lambda: _rayleigh.lower(sv, sf, se, spec).compile()))
+           pool.submit(lambda: _rayleigh.lower(sv, sf, se, spec).compile())
+           if rayleigh else None)
     pool.shutdown(wait=False)
     return out
 
@@ -96,17 +104,20 @@ def _power_iteration(v, K1: dict, spec, iters: int):
     return v, apply(v)[1]
 
 
-@partial(jax.jit, static_argnames=("spec",))
-def _rayleigh(u, f, E: dict, spec):
+def rayleigh_forms(u, f, E: dict, spec, xp=jnp):
     """(f^T M^mu f, u^T M^eps u) for u in the layout's order and f = (M^mu)^{-1} C u (its
     sign does not matter): the Rayleigh quotient of K in the M^eps inner product is
     their ratio, below rho by the square of u's error as an eigenvector (1/s^2). E: the
-    packed "Mmu" and "Meps" of :func:`emjax.dga.step.energy`, float64."""
+    packed "Mmu" and "Meps" of :func:`emjax.dga.step.energy`, float64; ``xp``: jax.numpy
+    (:func:`_rayleigh`, the device's matrices) or NumPy (the host's)."""
     fr = kern.f_rows(f, spec)
-    num = jnp.sum(kern.sym4_form(E["Mmu"], fr, fr))
-    den = sum(jnp.sum(kern.cyclic_form(Me, ub, ub))
+    num = xp.sum(kern.sym4_form(E["Mmu"], fr, fr))
+    den = sum(xp.sum(kern.cyclic_form(Me, ub, ub, xp))
               for ub, Me in zip(kern.u_blocks(u, spec), E["Meps"], strict=True))
     return num, den
+
+
+_rayleigh = jax.jit(rayleigh_forms, static_argnames=("spec", "xp"))
 
 
 def stable_dt(rho: float, safety: float) -> float:

@@ -214,19 +214,21 @@ def sym4_form(M, a, b):
     return out
 
 
-def cyclic_form(M, a, b):
+def cyclic_form(M, a, b, xp=jnp):
     """Per node, a^T M b for the symmetric w x w matrices M packed (w (w + 1) / 2, nv)
     as :func:`emjax.dga.arrays.energy_arrays` packs M^eps (cyclic diagonals, then the
-    half diagonal of even w) and a, b (w, nv) slot-major."""
+    half diagonal of even w) and a, b (w, nv) slot-major; ``xp``: jax.numpy (kernels)
+    or NumPy (the host's Rayleigh quotient)."""
     w = a.shape[0]
     nd = (w - 1) // 2 + 1
-    out = jnp.sum(M[:w] * a * b, axis=0)
+    roll = _roll if xp is jnp else np.roll
+    out = xp.sum(M[:w] * a * b, axis=0)
     for d in range(1, nd):  # D[d, i] = M[i, (i + d) mod w]
-        out = out + jnp.sum(M[d * w:(d + 1) * w] * (a * _roll(b, -d, 0) + _roll(a, -d, 0) * b),
-                            axis=0)
+        out = out + xp.sum(M[d * w:(d + 1) * w] * (a * roll(b, -d, 0) + roll(a, -d, 0) * b),
+                           axis=0)
     if w % 2 == 0:  # Dh[i] = M[i, i + w / 2], i < w / 2
         h = w // 2
-        out = out + jnp.sum(M[nd * w:] * (a[:h] * b[h:] + a[h:] * b[:h]), axis=0)
+        out = out + xp.sum(M[nd * w:] * (a[:h] * b[h:] + a[h:] * b[:h]), axis=0)
     return out
 
 
