@@ -142,23 +142,25 @@ def cpml_pair(interior: int = 20, thickness: int = 10, d: float = 1e-3, steps: i
     src = (3 * d, 0.5 * interior * d, 0.5 * interior * d)
     obs = (2 * d, 0.75 * interior * d, 0.3 * interior * d)
 
-    def make(ncells: int, origin, name: str) -> FDTD3D:
+    def make(ncells: int, origin, name: str, cpml_strategy: str) -> FDTD3D:
         origin = origin if isinstance(origin, tuple) else (origin,) * 3
         return FDTD3D(
             name=name, domain=Domain(shape=(ncells,) * 3, spacing=d, origin=origin),
             boundary=CPML(thickness=thickness, **cpml_kw), steps=steps, dtype=dtype,
-            cpml_strategy=strategy,
+            cpml_strategy=cpml_strategy,
             sources=[PointDipole(position=src, polarization="z", waveform=wave)],
             monitors=[Probe(name="probe", positions=[obs], components=["Ez", "Ex"])],
         )
 
-    test = make(n, lower, "cpml-test")
+    test = make(n, lower, "cpml-test", strategy)
     # A cube about the source (the same node lattice) whose walls are so far that
     # nothing reflected there reaches the probe within ``steps``: source -> wall ->
     # probe >= c steps dt, with 4 cells to spare.
     gap = math.dist(src, obs) / d
     half = math.ceil((c0 * steps * test.dt / d + gap) / 2) + 4
-    ref = make(2 * half, tuple(x - half * d for x in src), "cpml-reference")
+    # (its walls reflect nothing in time: the backend's fastest CPML form, "auto", 1.8x
+    # "combined"'s speed on a CPU, where this 190^3 run is most of the case's time)
+    ref = make(2 * half, tuple(x - half * d for x in src), "cpml-reference", "auto")
     return test, ref
 
 
