@@ -47,4 +47,3 @@ def to_host(tree):
     leaves, treedef = jax.tree_util.tree_flatten(tree)
     staged = [_stage(x) for x in leaves]
     return jax.tree_util.tree_unflatten(treedef, [_finish(x) for x in staged])
-
