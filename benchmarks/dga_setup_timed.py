@@ -21,7 +21,7 @@ from pathlib import Path
 
 WRAPPED = {
     "emjax.dga.arrays": ["kernel_arrays", "kernel_base", "operator_arrays", "node_tiles",
-                         "energy_arrays", "node_arrays", "relaid"],
+                         "energy_arrays", "node_arrays"],
     "emjax.dga.tiles": ["pack", "symmetric_rows"],
     "emjax.dga.stability": ["spectral_radius", "compile_ahead"],
     "emjax.driver.host": ["to_host"],

@@ -166,12 +166,6 @@ def kernel_base(ops: Operators, lay: Layout) -> dict:
     return {"gpos": gpos, "tables": tables}
 
 
-def relaid(base: dict, ops: Operators, lay: Layout) -> dict:
-    """:func:`kernel_base` of another layout ``lay`` (the edge tables and ``gpos``
-    depend on it)."""
-    return kernel_base(ops, lay)
-
-
 def kernel_arrays(ops: Operators, lay: Layout, dt: float, dtype, lossless: bool = False,
                   base: dict | None = None) -> dict:
     """Arrays of the layout's dense kernels, scaled by dt (module docstring).
@@ -274,7 +268,6 @@ __all__ = [
     "node_tiles",
     "operator_arrays",
     "pack_sym4",
-    "relaid",
     "source_columns",
     "sparse_arrays",
     "xla_node_matrices",

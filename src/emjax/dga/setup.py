@@ -26,7 +26,7 @@ from ..errors import SetupError
 from ..model.scenario import MAX_STEPS
 from . import cache
 from . import step as kern
-from .arrays import kernel_base, relaid
+from .arrays import kernel_base
 from .complex import Complex, build, device_sorts
 from .complex import compile_ahead as complex_ahead
 from .edges import tables_ahead
@@ -195,7 +195,7 @@ def prepare(sim) -> DGASetup:
     if lay.spec.kernels != kernels:
         with st("layout"):
             lay = later[kernels].result() if kernels in later else make_layout(ops, kernels)
-            base = None if base is None else relaid(base, ops, lay)
+            base = None if base is None else kernel_base(ops, lay)
     if folder is not None and built is None:
         with st("cache write"):
             if cache.save(folder, key, mesh, cx, ops, rho, lay) is None:

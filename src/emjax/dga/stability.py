@@ -25,7 +25,7 @@ import numpy as np
 
 from ..driver.host import to_host
 from . import step as kern
-from .arrays import kernel_base, operator_arrays, relaid, xla_node_matrices
+from .arrays import kernel_base, operator_arrays, xla_node_matrices
 from .layout import make_layout
 
 
@@ -48,8 +48,7 @@ def spectral_radius(ops, lay=None, base: dict | None = None, iters: int = 300,
     threads slowed the layout beside them as much, H200 2026-11-29).
     """
     if lay is None or lay.spec.pallas:
-        lay, base = make_layout(ops, "xla"), base
-        base = None if base is None else relaid(base, ops, lay)
+        lay, base = make_layout(ops, "xla"), None  # (the base holds a layout's tables)
     on_device = ops.host_later is not None
     power, rayleigh = compile_ahead(ops, lay, iters, rayleigh=on_device)
     base = base or kernel_base(ops, lay)
