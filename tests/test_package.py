@@ -5,6 +5,8 @@
 * ``py.typed`` sits in the ``emjax`` package and pyproject ships it as package data.
 * ``dir(emjax)`` holds no import leftovers (``annotations``, ``importlib``, private
   names); every name it lists, and every name of ``__all__``, resolves.
+* ``import emjax`` asks XLA for an on-demand GPU pool (``XLA_PYTHON_CLIENT_PREALLOCATE``
+  "false") unless the user set the variable, whose value then stays.
 * FDFD with RCS on an empty domain (RCS exactly zero) gives -inf dBsm without NumPy's
   divide-by-zero RuntimeWarning (a 13^3 vacuum grid: about 3 s on one core).
 """
@@ -12,6 +14,8 @@
 from __future__ import annotations
 
 import importlib.resources
+import os
+import subprocess
 import sys
 import warnings
 from pathlib import Path
@@ -61,6 +65,17 @@ def test_dir_lists_public_names_only():
         getattr(emjax, name)  # every listed name resolves
     with pytest.raises(AttributeError, match="no attribute 'annotations'"):
         emjax.annotations  # noqa: B018
+
+
+@pytest.mark.parametrize("preset", [None, "true", "false"])
+def test_gpu_pool_grows_on_demand_unless_the_user_chose(preset):
+    env = {k: v for k, v in os.environ.items() if k != "XLA_PYTHON_CLIENT_PREALLOCATE"}
+    if preset is not None:
+        env["XLA_PYTHON_CLIENT_PREALLOCATE"] = preset
+    code = "import os, emjax; print(os.environ['XLA_PYTHON_CLIENT_PREALLOCATE'])"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, check=True).stdout.strip()
+    assert out == (preset or "false")
 
 
 def test_zero_rcs_is_minus_infinity_without_a_warning():
