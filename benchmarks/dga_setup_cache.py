@@ -91,7 +91,17 @@ def timed(sim, folder: str, profile: bool = False) -> dict:
     return rec
 
 
+def _on_demand_pool() -> None:
+    """What a solver's set-up does before JAX's backend starts (older trees: nothing)."""
+    try:
+        from emjax.driver.backend import on_demand_pool
+    except ImportError:
+        return
+    on_demand_pool()
+
+
 def main() -> None:
+    _on_demand_pool()  # the backend starts below, before the set-up
     if sys.argv[1] == "hit":  # the fresh process
         t0 = time.perf_counter()
         import jax

@@ -63,11 +63,12 @@ def main() -> None:
     import jax
 
     sys.path.insert(0, str(Path(__file__).parent))
-    from dga_setup_cache import scenario
+    from dga_setup_cache import _on_demand_pool, scenario
 
     from emjax.dga.solver import DGASolver
     from emjax.driver.compile_cache import setup_cache
 
+    _on_demand_pool()  # as the set-up does first, before the backend starts below
     jax.devices()
     times: dict = {}
     for mod, names in WRAPPED.items():

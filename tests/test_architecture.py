@@ -19,7 +19,7 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "emjax"
 SOLVERS = ("fdtd", "fdfd", "dga")
-ENV_READERS = {"cli.py", "parallel.py"}  # top-level modules of src/emjax only
+ENV_READERS = {"cli.py", "parallel.py", "driver/backend.py"}  # paths under src/emjax
 
 
 def _modules():

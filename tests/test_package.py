@@ -5,8 +5,9 @@
 * ``py.typed`` sits in the ``emjax`` package and pyproject ships it as package data.
 * ``dir(emjax)`` holds no import leftovers (``annotations``, ``importlib``, private
   names); every name it lists, and every name of ``__all__``, resolves.
-* ``import emjax`` asks XLA for an on-demand GPU pool (``XLA_PYTHON_CLIENT_PREALLOCATE``
-  "false") unless the user set the variable, whose value then stays.
+* ``import emjax`` changes no environment; a solver's set-up asks XLA for an on-demand
+  GPU pool (``XLA_PYTHON_CLIENT_PREALLOCATE`` "false") unless the user set the variable,
+  whose value then stays.
 * FDFD with RCS on an empty domain (RCS exactly zero) gives -inf dBsm without NumPy's
   divide-by-zero RuntimeWarning (a 13^3 vacuum grid: about 3 s on one core).
 """
@@ -72,10 +73,15 @@ def test_gpu_pool_grows_on_demand_unless_the_user_chose(preset):
     env = {k: v for k, v in os.environ.items() if k != "XLA_PYTHON_CLIENT_PREALLOCATE"}
     if preset is not None:
         env["XLA_PYTHON_CLIENT_PREALLOCATE"] = preset
-    code = "import os, emjax; print(os.environ['XLA_PYTHON_CLIENT_PREALLOCATE'])"
+    code = ("import os, emjax as em\n"
+            "before = os.environ.get('XLA_PYTHON_CLIENT_PREALLOCATE')\n"
+            "from emjax.fdtd.solver import FDTDSolver\n"
+            "FDTDSolver(em.FDTD3D(domain=em.Domain(shape=(6, 6, 6), spacing=1e-3), steps=2,\n"
+            "                     boundary=em.PEC()))\n"
+            "print(before, os.environ['XLA_PYTHON_CLIENT_PREALLOCATE'])")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                         text=True, check=True).stdout.strip()
-    assert out == (preset or "false")
+                         text=True, check=True).stdout.split()
+    assert out == [str(preset), preset or "false"]
 
 
 def test_zero_rcs_is_minus_infinity_without_a_warning():

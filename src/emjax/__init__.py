@@ -9,16 +9,8 @@ under a private name.
 """
 
 import importlib as _importlib
-import os as _os
 
 __version__ = "0.1.0"
-
-# XLA reserves 75% of a GPU's memory at its first allocation; on an H200 that costs
-# 1.4-2.1 s of every process's start (the DGATD set-up from nothing: 12.4 -> 10.4-11.1 s)
-# and measured nothing on the kernels (BENCHMARKS.md, 2026-11-29, third session). emjax
-# lets the pool grow on demand instead, unless the user chose (any value set wins; it
-# only acts if set before JAX first touches a GPU).
-_os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 
 _LAZY = {
     **dict.fromkeys(("c0", "eps0", "eta0", "mu0"), "constants"),

@@ -449,6 +449,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return 2
+    from .driver.backend import on_demand_pool
+
+    on_demand_pool()  # every command, before JAX's backend starts (bench times a copy first)
     if args.command == "run":  # the compilation cache's folder: None is the user cache
         args.cache_dir = "off" if args.no_cache else os.environ.get("EMJAX_CACHE_DIR") or None
     try:

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..constants import eps0, mu0
 from ..driver import advice
+from ..driver.backend import on_demand_pool
 from ..driver.memory import refuse_if_too_large
 from ..driver.precision import require_x64
 from ..driver.stages import Stages
@@ -173,6 +174,7 @@ def prepare(sim) -> DGASetup:
     """Lower ``sim``: the mesh, complex, operators and rho built (timed per stage in
     ``DGASetup.stages``) or read from the set-up cache (:mod:`emjax.dga.cache`); then
     the kernels (``auto``: by the run's length, known once dt is) and their layout."""
+    on_demand_pool()  # before JAX's backend starts
     require_x64()  # the time step's power iteration runs in float64 for every dtype
     est = getattr(sim.mesh, "estimated_tets", lambda: 0.0)()
     need = int(est * DEVICE_BYTES_PER_TET * (2 if sim.dtype == "float64" else 1))

@@ -7,11 +7,26 @@ while ``emjax run`` also reads and lowers the scenario on the host (car-rcs: 1.4
 read its CAD model, 2.2 s to lower it). Starting the backend and placing one small
 array in a thread at the command's start overlaps the two. A multi-process run must
 join its job (``jax.distributed``) before the backend starts, so it does not do this.
+
+The allocator's share: JAX reserves 75% of a GPU's memory at the first allocation, 1.4-2.1
+s of every process's start on an H200 (BENCHMARKS.md, third session of 2026-11-29), with
+no effect on the kernels' speed. :func:`on_demand_pool`, called by every solver's set-up
+and by ``emjax run`` before JAX starts, lets the pool grow as a run needs it instead.
 """
 
 from __future__ import annotations
 
+import os
 import threading
+
+POOL_VARIABLE = "XLA_PYTHON_CLIENT_PREALLOCATE"
+
+
+def on_demand_pool() -> None:
+    """Ask XLA for a GPU pool that grows on demand (``XLA_PYTHON_CLIENT_PREALLOCATE=false``)
+    unless the user set the variable (any value wins). It acts only if JAX's backend has
+    not started in this process; nothing happens at import."""
+    os.environ.setdefault(POOL_VARIABLE, "false")
 
 _started: list[threading.Thread] = []
 
@@ -21,6 +36,7 @@ def start_in_background() -> None:
     wait for the backend."""
     if _started:
         return
+    on_demand_pool()
 
     def start() -> None:
         try:

@@ -35,6 +35,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..constants import c0, eps0, mu0
+from ..driver.backend import on_demand_pool
 from ..driver.compile_cache import cache_report, compile_counter, mark
 from ..driver.environment import environment
 from ..driver.host import to_host
@@ -88,6 +89,7 @@ def prepare(sim, *, storage: str | None = None, precision: str | None = None,
     say. ``geo``: the frequency-independent :func:`emjax.fdfd.setup.geometry` (a sweep's,
     built once), else built here."""
     t0 = time.perf_counter()
+    on_demand_pool()  # before JAX's backend starts
     storage = sim.resolved_storage if storage in (None, "auto") else storage
     precision = precision or sim.precision
     pre = sim.resolved_preconditioner(storage, precision) if preconditioner in (None, "auto") \

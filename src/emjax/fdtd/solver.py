@@ -19,6 +19,7 @@ import numpy as np
 
 from ..constants import eps0
 from ..driver import loop, monitors
+from ..driver.backend import on_demand_pool
 from ..driver.compile_cache import mark
 from ..driver.environment import environment
 from ..driver.guard import first_non_finite, measured
@@ -64,6 +65,7 @@ class FDTDSolver:
                  devices=None, shard_axis: str = "x", align: int | None = None):
         """``align``: z alignment of the arrays (None: the backend's ``setup.align_z``)."""
         self.born = mark()  # the set-up time starts here
+        on_demand_pool()  # before JAX's backend starts
         require_x64(needs_x64(sim.dtype))
         self.chunk = chunk or loop.default_chunk(sim.num_steps)
         # split along z, padding could break the user's even split (shards align anyway)

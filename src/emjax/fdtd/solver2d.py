@@ -17,6 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..constants import eps0
+from ..driver.backend import on_demand_pool
 from ..driver.compile_cache import mark
 from ..driver.loop import default_chunk
 from ..driver.precision import needs_x64, require_x64
@@ -58,6 +59,7 @@ class FDTD2DSolver(FDTDSolver):
 
     def __init__(self, sim, *, chunk: int | None = None, check_memory: bool = True):
         self.born = mark()  # the set-up time starts here
+        on_demand_pool()  # before JAX's backend starts
         require_x64(needs_x64(sim.dtype))
         self.chunk = chunk or default_chunk(sim.num_steps)
         if check_memory:
