@@ -12,13 +12,22 @@ has probes; keyword arguments override fields): a few seconds to run on one core
 
 import os
 
+import pytest
+
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 # `emjax run` keeps compiled executables in the user cache by default; tests write no
 # files outside their tmp_path (tests/driver/test_compile_cache.py sets its own folder)
 # but for the session's compilation cache, a temporary folder removed at the end.
 os.environ["EMJAX_CACHE_DIR"] = "off"
-
-import pytest
+# Parallel xdist workers (`make test`: 2 on CI's 2 cores) run one XLA thread each: XLA's
+# Eigen thread pool in every worker (and its subprocesses) oversubscribed the cores,
+# its threads spinning; one thread each ran the suite in 485 s instead of 562-586 s on
+# the 2-core VM, every test passing (BENCHMARKS.md, third session of 2026-11-29). A
+# user's XLA_FLAGS choice of the flag wins; a run without workers keeps the threads.
+_workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0") or 0)
+if _workers >= 2 and "xla_cpu_multi_thread_eigen" not in os.environ.get("XLA_FLAGS", ""):
+    os.environ["XLA_FLAGS"] = " ".join(
+        [*os.environ.get("XLA_FLAGS", "").split(), "--xla_cpu_multi_thread_eigen=false"])
 
 
 def pytest_configure(config):
