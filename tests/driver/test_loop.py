@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -141,8 +142,11 @@ def test_float32_run_leaves_x64_off_with_the_same_bits(tmp_path, small_fdtd3d):
         assert not jax.config.jax_enable_x64, "a float32 run switched x64 on"
         np.save(sys_path + "/p.npy", res["p"].data["Ez"])
     """)
+    env = {"JAX_PLATFORMS": "cpu", "PATH": "/usr/bin:/bin"}  # no JAX settings inherited
+    if "PYTHONPATH" in os.environ:  # emjax run from a source tree, not installed
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         env={"JAX_PLATFORMS": "cpu", "PATH": "/usr/bin:/bin"}, timeout=300)
+                         env=env, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
     fresh = np.load(tmp_path / "p.npy")
     here = small_fdtd3d(40).run(progress=False)["p"].data["Ez"]
