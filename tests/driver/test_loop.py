@@ -142,7 +142,8 @@ def test_float32_run_leaves_x64_off_with_the_same_bits(tmp_path, small_fdtd3d):
         assert not jax.config.jax_enable_x64, "a float32 run switched x64 on"
         np.save(sys_path + "/p.npy", res["p"].data["Ez"])
     """)
-    env = {"JAX_PLATFORMS": "cpu", "PATH": "/usr/bin:/bin"}  # no JAX settings inherited
+    # no JAX settings inherited but the platform (the bits compared are the backend's)
+    env = {"JAX_PLATFORMS": os.environ.get("JAX_PLATFORMS", "cpu"), "PATH": "/usr/bin:/bin"}
     if "PYTHONPATH" in os.environ:  # emjax run from a source tree, not installed
         env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
