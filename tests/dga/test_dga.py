@@ -144,6 +144,35 @@ def test_complex_sorts_on_the_device_equal_numpy(which):
     assert 0 < ref.edge_boundary.sum() < ref.num_edges
 
 
+def test_xla_edge_tables_hold_each_edges_tets_in_order():
+    """XLA's edge tables, checked edge by edge against a loop: the bucket of each edge
+    (its width the smallest that holds its tets), G's order (bucket by bucket, edges
+    ascending within), and in the edge's column its entries' codes 16 t + 8 neg + j in
+    entry order, then the padding 7."""
+    from emjax.dga import edges as ed
+
+    cx = build(structured.distort(structured.cylinder(1.0, 0.5, rings=4, layers=2,
+                                                      renumber=False)))
+    gpos, tables = ed._tables(cx, pallas=False)
+    width = ed.choose_buckets(cx.tets_per_edge)
+    widths = sorted(set(width.tolist()))
+    assert [t.shape[0] for t in tables["ebk"]] == widths
+    expected_order = [e for w in widths for e in range(cx.num_edges) if width[e] == w]
+    assert np.array_equal(np.argsort(gpos), expected_order)
+    assert sorted(gpos.tolist()) == list(range(1, cx.num_edges + 1))
+    entries: dict[int, list[int]] = {}
+    for t in range(cx.num_tets):
+        for j in range(6):
+            code = 16 * t + 8 * int(cx.orientation[t] < 0) + j
+            entries.setdefault(int(cx.tet_edges[t, j]), []).append(code)
+    starts = np.cumsum([0] + [int((width == w).sum()) for w in widths])
+    for e in range(cx.num_edges):
+        k = widths.index(int(width[e]))
+        column = tables["ebk"][k][:, gpos[e] - 1 - starts[k]]
+        want = entries[e] + [7] * (widths[k] - len(entries[e]))
+        assert column.dtype == np.int32 and column.tolist() == want, e
+
+
 def test_unknown_region_tag_refused():
     sim = em.DGATD(mesh=em.BoxMesh(size=(0.3, 0.2, 0.2), edge_length=0.1),
                    regions=[em.Region(tag=7, medium=em.Medium(eps_r=2))], steps=2)

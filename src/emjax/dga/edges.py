@@ -101,22 +101,21 @@ def _tables(cx: Complex, pallas: bool) -> tuple[np.ndarray, dict]:
         return gpos, {"esl": {"codes": codes.astype(np.int32), "start": starts.astype(np.int32),
                               "width": widths.astype(np.int32)}}
     width = choose_buckets(counts)
-    widths = np.unique(width)
+    widths, sizes = np.unique(width, return_counts=True)
     bucket = np.searchsorted(widths, width)  # (ne,) each edge's bucket
-    loc = np.empty(ne, np.int64)  # each edge's column in its bucket's table
-    ebk, start = [], 1  # G[0] = 0: the padding of the node tables
-    for k in range(widths.size):
-        edges = np.nonzero(bucket == k)[0]
-        gpos[edges] = start + np.arange(edges.size)
-        loc[edges] = np.arange(edges.size)
-        start += edges.size
-        ebk.append(np.full((int(widths[k]), edges.size), pad, np.int32))
-    # each (tet, local edge) entry once, in edge order: its bucket, column and code
+    # the buckets' tables (width, edges) one after another in one buffer; each edge's
+    # column and table start, so that every entry's place is one multiply-add
+    by_bucket = np.argsort(bucket, kind="stable")
+    first = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    gpos[by_bucket] = 1 + np.arange(ne)  # G[0] = 0: the padding of the node tables
+    loc = gpos - 1 - first[bucket]  # each edge's column in its bucket's table
+    offset = np.concatenate([[0], np.cumsum(widths * sizes)])
+    flat = np.full(int(offset[-1]), pad, np.int32)
+    # each (tet, local edge) entry once, in edge order: its row (rank) and column
     eo = edge_of[order]
-    in_b, col, val = bucket[eo], loc[eo], code.ravel()[order].astype(np.int32)
-    for k, tab in enumerate(ebk):
-        sel = in_b == k
-        tab[rank[sel], col[sel]] = val[sel]
+    flat[(offset[bucket] + loc)[eo] + rank * sizes[bucket][eo]] = code.ravel()[order]
+    ebk = [flat[offset[k]:offset[k + 1]].reshape(int(widths[k]), int(sizes[k]))
+           for k in range(widths.size)]
     return gpos, {"ebk": ebk}
 
 
