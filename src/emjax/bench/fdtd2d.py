@@ -20,8 +20,9 @@ Bytes per cell per step (float32 TMz, two passes, outside the PML slabs): H pass
 reads Ez, Hx, Hy and writes Hx, Hy (20 B); E pass reads Ez, Hx, Hy and writes Ez
 (16 B): 36 B, plus 1 B per uint8 material-index array read (none in vacuum). The
 PML slabs add their own traffic, which the count leaves out (slab cells / all cells
-is 8% at 512^2 and 0.2% at 16384^2). A one-pass kernel (24 B per cell if fused, PEC
-walls only) lives in ``benchmarks/fdtd2d_one_pass.py``.
+is 8% at 512^2 and 0.2% at 16384^2). On a CUDA GPU TMz with PEC walls or the CPML runs
+the one-pass Pallas kernel (:mod:`emjax.fdtd.pallas2d`): 24 B per cell, +1 B of
+material code where the medium varies.
 """
 
 from __future__ import annotations
@@ -59,11 +60,14 @@ def time_2d(sim: FDTD2D, steps: int, repeats: int = 3) -> dict:
 
     solver = FDTD2DSolver(sim, chunk=steps)
     s_per_step, compile_s, _ = time_chunks(solver, steps, repeats)
-    c = solver.setup.coeffs
+    c, one = solver.setup.coeffs, solver.setup.onepass
+    if one is not None:  # the one-pass kernel: Ez, Hx, Hy read and written once, one code
+        return {"s_per_step": s_per_step, "compile_s": compile_s,
+                "bytes_per_cell": 24 + int(one.has_code), "kernel": "pallas one-pass"}
     idx_bytes = sum(a.dtype.itemsize for g in ("E", "H") for a in c[g].idx or ())
     fields = 9 * (2 if sim.storage_dtype else np.dtype(sim.dtype).itemsize)
     return {"s_per_step": s_per_step, "compile_s": compile_s,
-            "bytes_per_cell": fields + idx_bytes}
+            "bytes_per_cell": fields + idx_bytes, "kernel": "xla two-pass"}
 
 
 def seed002_tmz(sizes=None, steps: int | None = None,
@@ -91,6 +95,8 @@ def seed002_tmz(sizes=None, steps: int | None = None,
             rec(n, f"{b}: bytes per cell per step", r["bytes_per_cell"], "B")
             rec(n, f"{b}: fraction of copy bandwidth", cps * r["bytes_per_cell"] / bw, "")
             rec(n, f"{b}: compile", r["compile_s"], "s")
+            rec(n, f"{b}: one-pass Pallas kernel (1) or XLA two-pass (0)",
+                float(r["kernel"] == "pallas one-pass"), "")
     return recs
 
 

@@ -28,6 +28,17 @@ def on_demand_pool() -> None:
     not started in this process; nothing happens at import."""
     os.environ.setdefault(POOL_VARIABLE, "false")
 
+
+def triton_gpu() -> bool:
+    """Whether JAX runs on a CUDA GPU, where Pallas' Triton kernels run (the one-pass TMz
+    step, :mod:`emjax.fdtd.pallas2d`); starts the backend if it has not started."""
+    import jax
+
+    if jax.default_backend() != "gpu":
+        return False
+    return getattr(jax.devices()[0], "compute_capability", None) is not None
+
+
 _started: list[threading.Thread] = []
 
 

@@ -48,7 +48,7 @@ def sampled(n, interval: int, value: Callable[[], jnp.ndarray], dtype) -> jnp.nd
 
 
 def scan_with_frames(body: Callable, state, xs, length: int, buffers: list, active=None,
-                     per_step=None):
+                     per_step=None, unroll: int = 1):
     """``lax.scan`` of ``body(state, frames, x) -> (state, frames, ys)`` with the frame
     buffers carried beside the state; returns (state, ys) with the buffers in
     ``ys[FRAMES]``.
@@ -58,14 +58,18 @@ def scan_with_frames(body: Callable, state, xs, length: int, buffers: list, acti
     them are zeros, so that a run's last, shorter chunk goes through the program
     compiled for the others (:func:`emjax.driver.loop.chunk_plan`) instead of compiling
     its own; elsewhere all ``length`` steps run. ``per_step``: the shapes of one step's
-    outputs (:func:`step_shapes`), else found by tracing ``body`` once more."""
+    outputs (:func:`step_shapes`), else found by tracing ``body`` once more. ``unroll``:
+    steps per iteration of the scan (2 for a step that writes into scratch buffers and
+    hands the old ones back, so that they return to their places each iteration and XLA
+    copies nothing: :mod:`emjax.fdtd.pallas2d`)."""
 
     def step(carry, x):
         state, frames, ys = body(*carry, x)
         return (state, frames), ys
 
     if active is None or not tail_in_program():
-        (state, frames), ys = lax.scan(step, (state, buffers), xs, length=length)
+        (state, frames), ys = lax.scan(step, (state, buffers), xs, length=length,
+                                       unroll=unroll)
     else:
         (state, frames), ys = _scan_first(step, (state, buffers), xs, length, active,
                                           per_step)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..constants import eps0, mu0
+from ..driver import backend
 from ..driver.stages import Stages
 from ..errors import SetupError
 from ..grid import subpixel
@@ -67,6 +68,24 @@ class FDTD2DSetup(FDTDSetup):
     names: tuple[str, ...] = ()
     cut: object = None  # conformal PEC cells (update2d.conformal_h) or None
     offdiag: object = None  # TEz smoothed eps's off-diagonal terms (update2d.offdiag_e)
+    onepass: object = None  # the one-pass GPU kernel's plan (pallas2d.OnePass2D) or None
+    onepass_arrays: tuple = ()  # its code and tables (pallas2d.lower), NumPy
+
+
+one_pass_backend = backend.triton_gpu
+"""Whether a run takes the one-pass kernel where it can (tests put it in Pallas'
+interpreter on a CPU by making this True)."""
+
+
+def _one_pass(sim, layout, coeffs, pml, dtype, *, blocked: bool):
+    """The one-pass kernel's (plan, arrays) on a CUDA GPU where the scenario has nothing
+    it leaves out (``blocked``; :mod:`emjax.fdtd.pallas2d`), else (None, ())."""
+    if blocked or not one_pass_backend():
+        return None, ()
+    from .pallas2d import lower  # Pallas' import only where the kernel may run
+
+    out = lower(layout, coeffs, pml, dtype, interpret=not backend.triton_gpu())
+    return out if out is not None else (None, ())
 
 
 def plane_grid(sim) -> PlaneGrid:
@@ -226,12 +245,16 @@ def prepare(sim) -> FDTD2DSetup:
     waves = tuple((plane_wave_plan(s), _tfsf(i, s, sim, plan, layout, coeffs))
                   for i, s in enumerate(sim.sources) if isinstance(s, PlaneWave))
     sources = tuple(_line_sources(sim, grid, media, index, dt))
+    onepass, onepass_arrays = _one_pass(
+        sim, layout, coeffs, pml, dtype, blocked=bool(waves or disp or sim.storage_dtype) or
+        cut is not None or offdiag is not None or any(e.comp >= 3 for e in sources))
     st.lap("monitors and sources")
     setup = FDTD2DSetup(
         grid=grid, layout=layout, dtype=dtype, dt=dt, steps=plan.steps, coeffs=coeffs,
         energy_weights=energy_weights, pml=pml,
         sources=sources, plan=plan, planewaves=waves, dispersive=disp,
-        names=(*e_names, *h_names), cut=cut, offdiag=offdiag, stages=st, **monitors,
+        names=(*e_names, *h_names), cut=cut, offdiag=offdiag, onepass=onepass,
+        onepass_arrays=onepass_arrays, stages=st, **monitors,
     )
     return with_storage(setup, sim.storage_dtype)
 
@@ -465,6 +488,9 @@ def estimate(sim, chunk: int | None = None) -> dict[str, int]:
             mon += chunk * item + 3 * N * item * int(n_media > 1)
     out["monitors"] = mon
     out["workspace"] = (slab + polarization) // 2  # the p, j update is double-buffered
+    if one_pass_backend() and sim.polarization == "TMz" and not sim.storage_dtype:
+        # the one-pass kernel's scratch fields and psi, and its material codes
+        out["workspace"] += 3 * N * item + slab // 2 + N
     out["total"] = sum(out.values())
     return out
 

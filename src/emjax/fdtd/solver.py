@@ -390,8 +390,7 @@ def _chunk(state, consts, xs, step0, active, *, setup: FDTDSetup, length: int, s
             (E, H), (E_step, H_step) = jax.lax.optimization_barrier(((E, H), (E, H)))
             carry = dataclasses.replace(carry, E=E_step, H=H_step)
         E_kept, H_kept, psi_E, psi_H, aux, *rest = step(carry, consts, x)
-        disp = rest[0] if rest else carry.disp
-        cut = rest[1] if len(rest) > 1 else carry.cut
+        disp, cut, scratch = (*rest, *(carry.disp, carry.cut, carry.scratch)[len(rest):])
         E, H = st.load(E, "E"), st.load(H, "H")  # monitors read the stored fields
         E_new, H_new = st.load(E_kept, "E"), st.load(H_kept, "H")
         ys = {"probe": [], "energy": []}
@@ -440,13 +439,15 @@ def _chunk(state, consts, xs, step0, active, *, setup: FDTDSetup, length: int, s
                                         lambda: _energy(E, H, H_new, w, carry.disp, consts,
                                                         setup, E_new, cut), setup.dtype))
         carry = FDTDState(E=E_kept, H=H_kept, psi_E=psi_E, psi_H=psi_H, dft=dft, aux=aux,
-                          n2f=n2f, n2f_inc=n2f_inc, n=carry.n + 1, disp=disp, cut=cut)
+                          n2f=n2f, n2f_inc=n2f_inc, n=carry.n + 1, disp=disp, cut=cut,
+                          scratch=scratch)
         return carry, frames, ys
 
     buffers = frame_buffers(length, [m.interval for m, _ in setup.snapshots],
                             [[region_shape(sl) for _, sl in regions]
                              for _, regions in setup.snapshots], setup.dtype)
-    state, ys = scan_with_frames(body, state, xs, length, buffers, active, per_step)
+    state, ys = scan_with_frames(body, state, xs, length, buffers, active, per_step,
+                                 unroll=2 if state.scratch else 1)
     E_end = st.load(state.E, "E")  # float16's own sums overflow at 65504
     finite = jnp.all(jnp.array([jnp.isfinite(jnp.sum(jnp.abs(F))) for F in E_end]))
     return state, ys, finite

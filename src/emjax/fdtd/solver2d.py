@@ -30,16 +30,19 @@ from .solver import FDTDSolver
 from .state import FDTDState
 from .update2d import step as step2d
 from .update2d import zeros_psi
-from .update3d import source_patches
+from .update3d import inject, source_patches
 
 
 def _step(carry: FDTDState, consts, x, setup: FDTD2DSetup, edges: dict):
     """(E, H, psi_E, psi_H, aux, disp) one step on: the 2D kernels plus sources and
     dispersive media; ``edges``: per E-group position, the (i, j) of its line sources
-    in the order of their samples."""
+    in the order of their samples. With the one-pass kernel: (E, H, psi_E, psi_H, aux,
+    disp, cut, scratch) (:func:`_one_pass_step`)."""
     # Source columns are keyed by position in their group: 0.. for E, 10.. for H.
     vals = x["src"]
     src_E = (consts["srcE"], vals) if consts["srcE"] else None
+    if setup.onepass is not None:
+        return _one_pass_step(carry, consts, src_E, setup)
     src_H = (consts["srcH"], {k - 10: v for k, v in vals.items() if k >= 10}) \
         if consts["srcH"] else None
     tfsf = [(c["aux"], a, c["terms"], v)
@@ -52,6 +55,21 @@ def _step(carry: FDTDState, consts, x, setup: FDTD2DSetup, edges: dict):
     return step2d(st.load(carry.E, "E"), st.load(carry.H, "H"), carry.psi_E, carry.psi_H,
                   {"E": consts["cE"], "H": consts["cH"]}, consts["pml"], setup.layout,
                   src_E, src_H, tfsf, consts["cut"], poles, consts["offdiag"], st, points)
+
+
+def _one_pass_step(carry: FDTDState, consts, src_E, setup: FDTD2DSetup):
+    """TMz one step on through :func:`emjax.fdtd.pallas2d.step` into the carried scratch
+    buffers (the old ones become the next scratch), electric line sources added after
+    it in place (the XLA step adds them inside its E update: the same sum, rounded
+    once more)."""
+    from . import pallas2d  # Pallas' import (0.26 s) only where the kernel runs
+
+    F = (carry.E[0], carry.H[0], carry.H[1])
+    psi = (*carry.psi_H, *carry.psi_E)
+    (ez, hx, hy), new = pallas2d.step(F, psi, consts["onepass"], carry.scratch,
+                                      setup.onepass)
+    E = (ez,) if src_E is None else inject((ez,), *src_E)
+    return E, (hx, hy), new[2:], new[:2], [], (), (), (F, psi)
 
 
 class FDTD2DSolver(FDTDSolver):
@@ -110,6 +128,7 @@ class FDTD2DSolver(FDTDSolver):
                          for _, box in s.planewaves],
                 "cut": s.cut, "offdiag": s.offdiag,
                 "disp": s.dispersive.coeffs if s.dispersive else (),
+                "onepass": tuple(jnp.asarray(a) for a in s.onepass_arrays),
             })
         return self._consts
 
@@ -121,17 +140,27 @@ class FDTD2DSolver(FDTDSolver):
         kept = s.fields.dtype if s.fields.narrow else s.dtype
         zeros = lambda k: tuple(jnp.zeros(s.layout.shape, kept) for _ in range(k))  # noqa: E731
         psi_E, psi_H = zeros_psi(s.layout, s.dtype)
+        scratch = ()
+        if s.onepass is not None:  # the kernel's psi layout, and the buffers it writes
+            from .pallas2d import psi_zeros
+
+            psi_E, psi_H = psi_zeros(s.onepass)
+            spare_E, spare_H = psi_zeros(s.onepass)
+            scratch = (zeros(3), (*spare_H, *spare_E))
         dft = [{comp: jnp.zeros((len(m.frequencies), *region_shape(sl)), dt_c)
                 for comp, sl in regions} for m, regions in s.dfts]
         disp = dispersive.zeros(s.dispersive.boxes, s.dtype) if s.dispersive else ()
         return FDTDState(E=zeros(n_e), H=zeros(n_h), psi_E=psi_E, psi_H=psi_H, dft=dft,
                          aux=[auxgrid.init(box.aux, s.dtype) for _, box in s.planewaves],
-                         n2f=[], n2f_inc=[], n=jnp.zeros((), jnp.int32), disp=disp)
+                         n2f=[], n2f_inc=[], n=jnp.zeros((), jnp.int32), disp=disp,
+                         scratch=scratch)
 
     def metadata(self, steps: int, wall: float, compile_s: float, rate: float) -> dict:
         meta = super().metadata(steps, wall, compile_s, rate)
         meta.update(solver="FDTD2D", polarization=self.sim.polarization,
-                    pml=[[type(b).__name__ for b in pair] for pair in self.sim.faces])
+                    pml=[[type(b).__name__ for b in pair] for pair in self.sim.faces],
+                    kernel="pallas one-pass" if self.setup.onepass is not None
+                    else "xla two-pass")
         return meta
 
 

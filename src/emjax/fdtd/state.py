@@ -26,7 +26,9 @@ class FDTDState:
     ``{"P": ..., "J": ...}`` (:mod:`emjax.fdtd.dispersive`; P/eps0 and J/eps0 at step n),
     empty (no leaves, so checkpoints without dispersive media are unchanged) otherwise;
     cut: with conformal PEC, (q^{n-1},) the cut faces' explicit circulation term of the
-    previous step (:mod:`emjax.fdtd.conformal_implicit`), else empty."""
+    previous step (:mod:`emjax.fdtd.conformal_implicit`), else empty; scratch: with the
+    one-pass GPU kernel (:mod:`emjax.fdtd.pallas2d`), the buffers its next step writes
+    into ((Ez, Hx, Hy), psi; their contents are spent), else empty."""
 
     E: tuple
     H: tuple
@@ -39,3 +41,4 @@ class FDTDState:
     n: jax.Array
     disp: tuple = ()
     cut: tuple = ()
+    scratch: tuple = ()

@@ -1,0 +1,119 @@
+"""The one-pass Pallas TMz kernel (emjax.fdtd.pallas2d) against the XLA two-pass step.
+
+On the CPU the kernel runs in Pallas' interpreter (the run is forced onto it); on a GPU
+the test with the GPU mark compares the compiled Triton kernel with the XLA step after
+1000 steps. Both paths must agree to float32 rounding with every feature the kernel
+takes on: CPML on all sides, lossy and magnetic CIS media (a select, a gather and
+shifted codes), an electric line source, probes and DFT monitors.
+"""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+import pytest
+
+import emjax as em
+from emjax.fdtd import setup2d
+from emjax.fdtd.solver2d import FDTD2DSolver
+
+MM = 1e-3
+
+
+def scene(n: tuple[int, int], steps: int, **kw) -> em.FDTD2D:
+    """n cells of 1 mm, a 6-cell CPML, a lossy disc, a magnetic block and a third
+    dielectric (Ez: four media, a gather; Hx, Hy: two, a select), a line source, two
+    probes and a DFT monitor."""
+    nx, ny = n
+    structures = [
+        em.Structure2D(geometry=em.Circle(center=(0.1 * nx * MM, -0.05 * ny * MM),
+                                          radius=0.22 * nx * MM),
+                       medium=em.Medium(eps_r=4.0, sigma=0.05)),
+        em.Structure2D(geometry=em.Rectangle(center=(-0.2 * nx * MM, 0.2 * ny * MM),
+                                             size=(0.2 * nx * MM, 0.25 * ny * MM)),
+                       medium=em.Medium(eps_r=2.0, mu_r=1.7, sigma_m=30.0)),
+        em.Structure2D(geometry=em.Rectangle(center=(0.25 * nx * MM, 0.3 * ny * MM),
+                                             size=(0.1 * nx * MM, 0.1 * ny * MM)),
+                       medium=em.Medium(eps_r=6.0)),
+    ]
+    sim = em.FDTD2D(
+        name="onepass", polarization="TMz", domain=em.Domain2D(shape=n, spacing=MM),
+        steps=steps, boundary=em.CPML(thickness=6), structures=structures,
+        sources=[em.LineSource(position=(-0.1 * nx * MM, -0.1 * ny * MM), polarization="z",
+                               waveform=em.GaussianPulse(f0=40e9, fwidth=30e9))],
+        monitors=[em.Probe(name="p", positions=[(0.3 * nx * MM, -0.3 * ny * MM, 0.0),
+                                                (-0.3 * nx * MM, 0.1 * ny * MM, 0.0)]),
+                  em.DFTMonitor(name="dft", size=(0.5 * nx * MM, 0.5 * ny * MM, 0),
+                                frequencies=[30e9, 50e9])])
+    return sim.model_copy(update=kw)
+
+
+def both(sim, monkeypatch, chunk: int = 20):
+    """(one-pass results, its solver, XLA results) of ``sim`` on this backend."""
+    monkeypatch.setattr(setup2d, "one_pass_backend", lambda: True)
+    fast = FDTD2DSolver(sim, chunk=chunk, check_memory=False)
+    got = fast.run(progress=False)
+    monkeypatch.setattr(setup2d, "one_pass_backend", lambda: False)
+    ref = FDTD2DSolver(sim, chunk=chunk, check_memory=False).run(progress=False)
+    return got, fast, ref
+
+
+def rel(a, b) -> float:
+    a, b = np.asarray(a), np.asarray(b)
+    return float(np.abs(a - b).max() / np.abs(b).max())
+
+
+def assert_agree(got, ref, tol: float) -> None:
+    for comp, x in ref["p"].data.items():
+        assert np.abs(x).max() > 0, comp
+        assert rel(got["p"].data[comp], x) < tol, comp
+    for comp, x in ref["dft"].data.items():
+        assert rel(got["dft"].data[comp], x) < tol, comp
+
+
+@pytest.mark.skipif(jax.default_backend() != "cpu", reason="the interpreter run is the CPU's")
+@pytest.mark.parametrize("n", [(48, 40), (37, 53)])  # whole tiles; clipped ones
+def test_one_pass_agrees_with_the_xla_step(monkeypatch, n):
+    got, fast, ref = both(scene(n, 60), monkeypatch)
+    assert fast.setup.onepass is not None
+    assert [r for _, r, _ in fast.setup.onepass.digits] == [4, 2, 2]  # gather, selects
+    assert got.metadata["kernel"] == "pallas one-pass"
+    assert ref.metadata["kernel"] == "xla two-pass"
+    assert_agree(got, ref, 2e-5)
+
+
+@pytest.mark.skipif(jax.default_backend() != "cpu", reason="the interpreter run is the CPU's")
+def test_one_pass_keeps_a_vacuum_grid_and_pec_walls(monkeypatch):
+    """No codes (every coefficient a scalar) with the CPML; PEC walls: one launch."""
+    sim = scene((40, 40), 40, structures=[])
+    got, fast, ref = both(sim, monkeypatch)
+    assert not fast.setup.onepass.has_code and len(fast.setup.onepass.launches) == 3
+    assert_agree(got, ref, 2e-5)
+    got, fast, ref = both(scene((40, 36), 40, boundary=em.PEC()), monkeypatch)
+    assert len(fast.setup.onepass.launches) == 1
+    assert_agree(got, ref, 2e-5)
+
+
+def test_features_the_kernel_leaves_out_run_the_xla_step(monkeypatch):
+    monkeypatch.setattr(setup2d, "one_pass_backend", lambda: True)
+    base = scene((48, 40), 4)
+    wave = em.GaussianPulse(f0=40e9, fwidth=30e9)
+    for update in ({"polarization": "TEz", "sources": [em.LineSource(
+                        position=(0, 0), polarization="x", waveform=wave)]},
+                   {"boundary": em.SplitPML(thickness=6)},
+                   {"boundary": em.Boundaries2D(x=(em.CPML(thickness=6),
+                                                   em.CPML(thickness=8)))},
+                   {"storage_dtype": "bfloat16"},
+                   {"dtype": "float64"},
+                   {"domain": em.Domain2D(shape=(16, 40), spacing=MM), "monitors": [],
+                    "structures": []}):  # no interior between the x strips
+        s = setup2d.prepare(base.model_copy(update=update))
+        assert s.onepass is None, update
+    assert setup2d.prepare(base).onepass is not None
+
+
+@pytest.mark.skipif(jax.default_backend() != "gpu", reason="needs a GPU")
+def test_triton_kernel_agrees_with_the_xla_step_after_1000_steps(monkeypatch):
+    got, fast, ref = both(scene((640, 512), 1000), monkeypatch, chunk=100)
+    assert fast.setup.onepass is not None and not fast.setup.onepass.interpret
+    assert_agree(got, ref, 1e-4)
