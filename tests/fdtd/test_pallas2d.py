@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import emjax as em
-from emjax.fdtd import setup2d
+from emjax.fdtd import pallas2d, setup2d
 from emjax.fdtd.solver2d import FDTD2DSolver
 
 MM = 1e-3
@@ -49,7 +49,9 @@ def scene(n: tuple[int, int], steps: int, **kw) -> em.FDTD2D:
 
 
 def both(sim, monkeypatch, chunk: int = 20):
-    """(one-pass results, its solver, XLA results) of ``sim`` on this backend."""
+    """(one-pass results, its solver, XLA results) of ``sim`` on this backend (the
+    kernel taken whatever the grid's size)."""
+    monkeypatch.setattr(pallas2d, "MIN_CELLS", 0)
     monkeypatch.setattr(setup2d, "one_pass_backend", lambda: True)
     fast = FDTD2DSolver(sim, chunk=chunk, check_memory=False)
     got = fast.run(progress=False)
@@ -96,6 +98,8 @@ def test_one_pass_keeps_a_vacuum_grid_and_pec_walls(monkeypatch):
 
 def test_features_the_kernel_leaves_out_run_the_xla_step(monkeypatch):
     monkeypatch.setattr(setup2d, "one_pass_backend", lambda: True)
+    assert setup2d.prepare(scene((48, 40), 4)).onepass is None  # a small grid
+    monkeypatch.setattr(pallas2d, "MIN_CELLS", 0)
     base = scene((48, 40), 4)
     wave = em.GaussianPulse(f0=40e9, fwidth=30e9)
     for update in ({"polarization": "TEz", "sources": [em.LineSource(

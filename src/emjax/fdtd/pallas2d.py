@@ -25,10 +25,10 @@ Coefficients: the per-component CIS indices packed into one uint8 code per cell 
 radix over the components that vary); a component with one medium uses scalars, with
 two a select between two, with more a gather from its table.
 
-Scope (:func:`eligible`): TMz, float32 without 16-bit storage, PEC walls or CPML (low
-and high slabs of an axis equally thick), CIS media of at most 256 codes, electric line
-sources (added after the kernel, in place); no split-field PML, TF/SF, dispersive media,
-magnetic sources or CAS storage. Everything else runs the XLA step, which stays the
+Scope (:func:`lower`): grids of at least :data:`MIN_CELLS`, TMz, float32 without 16-bit
+storage, PEC walls or CPML (low and high slabs of an axis equally thick), CIS media of at
+most 256 codes, electric line sources (added after the kernel, in place); no split-field
+PML, TF/SF, dispersive media, magnetic sources or CAS storage. Everything else runs the XLA step, which stays the
 reference and the CPU path (tests run this kernel in Pallas' interpreter there).
 """
 
@@ -47,6 +47,11 @@ from jax.experimental.pallas import triton as plt
 TILE = (1, 512, 4)
 """(rows, columns, warps) of the whole-grid launch: the best lossy tiling at 8192^2 on an
 H200 (139.9 Gcells/s; vacuum 149.6, within 2% of the best, 152.6 at 1 x 1024)."""
+MIN_CELLS = 1 << 22
+"""Grids below this many cells take the XLA step: there the kernel's three launches a
+step cost more than the bytes they save (``emjax bench seed002-tmz`` on an H200, CPML:
+1024^2 48.3 Gcells/s against 60.7 for the XLA step with the split-field PML; 2048^2
+85.4 against 81.3; 8192^2 147.5 against 113.4)."""
 EDGE_X = (4, 256)
 """Tile of the x edge strips (rows, columns)."""
 EDGE_Y = (64, 16)
@@ -185,7 +190,8 @@ def lower(layout, coeffs: dict, pml: dict, dtype, *, interpret: bool) -> tuple |
     """(plan, arrays) of the one-pass kernel for a lowered TMz grid, or None where it
     does not apply (module docstring; the caller checks the scenario's other features).
     arrays: (code, coefficient table, CPML table, tile table), NumPy."""
-    if layout.polarization != "TMz" or np.dtype(dtype) != np.float32:
+    if layout.polarization != "TMz" or np.dtype(dtype) != np.float32 or \
+            layout.shape[0] * layout.shape[1] < MIN_CELLS:
         return None
     media = pack_media(coeffs["E"], coeffs["H"], layout.shape)
     slabs = pack_slabs(layout, pml)
