@@ -121,3 +121,12 @@ def test_triton_kernel_agrees_with_the_xla_step_after_1000_steps(monkeypatch):
     got, fast, ref = both(scene((640, 512), 1000), monkeypatch, chunk=100)
     assert fast.setup.onepass is not None and not fast.setup.onepass.interpret
     assert_agree(got, ref, 1e-4)
+
+
+def test_one_pass_resume_is_bitwise(monkeypatch, resumed_equals_whole):
+    """Checkpointed at step 30 and resumed with 7-step chunks (odd: the scan's second
+    step of an iteration left over) the one-pass run equals the whole run bitwise."""
+    monkeypatch.setattr(pallas2d, "MIN_CELLS", 0)
+    monkeypatch.setattr(setup2d, "one_pass_backend", lambda: True)
+    whole = resumed_equals_whole(FDTD2DSolver, scene((40, 40), 50))
+    assert whole.metadata["kernel"] == "pallas one-pass"
