@@ -28,8 +28,11 @@ two a select between two, with more a gather from its table.
 Scope (:func:`lower`): grids of at least :data:`MIN_CELLS`, TMz, float32 without 16-bit
 storage, PEC walls or CPML (low and high slabs of an axis equally thick), CIS media of at
 most 256 codes, electric line sources (added after the kernel, in place); no split-field
-PML, TF/SF, dispersive media, magnetic sources or CAS storage. Everything else runs the XLA step, which stays the
-reference and the CPU path (tests run this kernel in Pallas' interpreter there).
+PML, dispersive media, magnetic sources or CAS storage. TF/SF plane waves: their H
+corrections are added after the kernel, and E, which the kernel updated from H without
+them, gets their curl (:func:`tfsf_curl_terms`) beside its own corrections. Everything
+else runs the XLA step, which stays the reference and the CPU path (tests run this
+kernel in Pallas' interpreter there).
 """
 
 from __future__ import annotations
@@ -186,10 +189,13 @@ def psi_zeros(plan: OnePass2D) -> tuple[tuple, tuple]:
     return (z[2], z[3]), (z[0], z[1])
 
 
-def lower(layout, coeffs: dict, pml: dict, dtype, *, interpret: bool) -> tuple | None:
-    """(plan, arrays) of the one-pass kernel for a lowered TMz grid, or None where it
-    does not apply (module docstring; the caller checks the scenario's other features).
-    arrays: (code, coefficient table, CPML table, tile table), NumPy."""
+def lower(layout, coeffs: dict, pml: dict, dtype, *, interpret: bool, tfsf_h=(),
+          cb_at=None) -> tuple | None:
+    """(plan, (tables, TF/SF terms)) of the one-pass kernel for a lowered TMz grid, or
+    None where it does not apply (module docstring; the caller checks the scenario's
+    other features). tables: (code, coefficient table, CPML table, tile table), NumPy;
+    TF/SF terms: per plane wave, :func:`tfsf_curl_terms` of its H terms ``tfsf_h``
+    (``cb_at(ii, jj)``: Ez's cb at those samples)."""
     if layout.polarization != "TMz" or np.dtype(dtype) != np.float32 or \
             layout.shape[0] * layout.shape[1] < MIN_CELLS:
         return None
@@ -205,7 +211,28 @@ def lower(layout, coeffs: dict, pml: dict, dtype, *, interpret: bool) -> tuple |
     plan = OnePass2D(tuple(layout.shape), tuple(layout.inv_d), L, hi, digits, launches[0],
                      interpret)
     code = code.reshape(-1) if plan.has_code else np.zeros(1, np.uint8)
-    return plan, (code, ctab, ptab, launches[1])
+    curls = tuple(tfsf_curl_terms(t, cb_at, layout.inv_d) for t in tfsf_h)
+    return plan, ((code, ctab, ptab, launches[1]), curls)
+
+
+def tfsf_curl_terms(terms_h: dict, cb_at, inv_d) -> dict:
+    """Ez's share of the TF/SF corrections of H, as terms of
+    :func:`emjax.fdtd.update2d.tfsf_add` ({0: ((ii, jj), weight, aux idx, aux w)}, read
+    with the same incident E as the H terms): the kernel's E update reads H without
+    them, so E^{n+1} gets cb curl(dH) afterwards. dHy at (i, j) enters Ez(i, j) as
+    +dHy/dx and Ez(i+1, j) as -dHy/dx; dHx enters Ez(i, j) as -dHx/dy and Ez(i, j+1)
+    as +dHx/dy (the box lies inside the PML's interface, so no psi sees dH)."""
+    rows = []
+    for pos, ((ii, jj), w, aidx, aw) in terms_h.items():
+        ax, s = (1, -1.0) if pos == 0 else (0, 1.0)  # Hx: -d/dy; Hy: +d/dx
+        for shift, sign in ((0, 1.0), (1, -1.0)):
+            ti, tj = ii + shift * (ax == 0), jj + shift * (ax == 1)
+            wt = np.asarray(w, np.float64) * (s * sign * inv_d[ax]) * cb_at(ti, tj)
+            rows.append((ti, tj, wt.astype(np.asarray(w).dtype), aidx, aw))
+    if not rows:
+        return {}
+    ti, tj, wt, aidx, aw = (np.concatenate([r[k] for r in rows]) for k in range(5))
+    return {0: ((ti.astype(np.int32), tj.astype(np.int32)), wt, aidx, aw)}
 
 
 def _kernel(ez_r, hx_r, hy_r, code_r, ctab_r, ptab_r, tiles_r, *refs, plan: OnePass2D,
@@ -330,4 +357,4 @@ def step(F, psi, arrays, scratch, plan: OnePass2D):
 
 
 __all__ = ["COEFS", "PSI", "Launch", "OnePass2D", "lower", "pack_media", "pack_slabs",
-           "plan_launches", "psi_zeros", "step"]
+           "plan_launches", "psi_zeros", "step", "tfsf_curl_terms"]

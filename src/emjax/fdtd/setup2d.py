@@ -73,18 +73,19 @@ class FDTD2DSetup(FDTDSetup):
 
 
 one_pass_backend = backend.triton_gpu
-"""Whether a run takes the one-pass kernel where it can (tests put it in Pallas'
-interpreter on a CPU by making this True)."""
+"""Whether runs take the one-pass kernel (tests make it True on a CPU: the interpreter)."""
 
 
-def _one_pass(sim, layout, coeffs, pml, dtype, *, blocked: bool):
-    """The one-pass kernel's (plan, arrays) on a CUDA GPU where the scenario has nothing
-    it leaves out (``blocked``; :mod:`emjax.fdtd.pallas2d`), else (None, ())."""
+def _one_pass(sim, layout, coeffs, pml, dtype, waves, *, blocked: bool):
+    """:func:`emjax.fdtd.pallas2d.lower` on a CUDA GPU where the scenario has nothing it
+    leaves out (``blocked``), else (None, ())."""
     if blocked or not one_pass_backend():
         return None, ()
     from .pallas2d import lower  # Pallas' import only where the kernel may run
 
-    out = lower(layout, coeffs, pml, dtype, interpret=not backend.triton_gpu())
+    out = lower(layout, coeffs, pml, dtype, interpret=not backend.triton_gpu(),
+                tfsf_h=[box.terms["H"] for _, box in waves],
+                cb_at=lambda ii, jj: _b_at(coeffs["E"], 0, ii, jj))
     return out if out is not None else (None, ())
 
 
@@ -246,7 +247,7 @@ def prepare(sim) -> FDTD2DSetup:
                   for i, s in enumerate(sim.sources) if isinstance(s, PlaneWave))
     sources = tuple(_line_sources(sim, grid, media, index, dt))
     onepass, onepass_arrays = _one_pass(
-        sim, layout, coeffs, pml, dtype, blocked=bool(waves or disp or sim.storage_dtype) or
+        sim, layout, coeffs, pml, dtype, waves, blocked=bool(disp or sim.storage_dtype) or
         cut is not None or offdiag is not None or any(e.comp >= 3 for e in sources))
     st.lap("monitors and sources")
     setup = FDTD2DSetup(

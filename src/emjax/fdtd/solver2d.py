@@ -29,7 +29,7 @@ from .setup2d import FDTD2DSetup, prepare
 from .solver import FDTDSolver
 from .state import FDTDState
 from .update2d import step as step2d
-from .update2d import zeros_psi
+from .update2d import tfsf_add, zeros_psi
 from .update3d import inject, source_patches
 
 
@@ -42,7 +42,7 @@ def _step(carry: FDTDState, consts, x, setup: FDTD2DSetup, edges: dict):
     vals = x["src"]
     src_E = (consts["srcE"], vals) if consts["srcE"] else None
     if setup.onepass is not None:
-        return _one_pass_step(carry, consts, src_E, setup)
+        return _one_pass_step(carry, consts, x, src_E, setup)
     src_H = (consts["srcH"], {k - 10: v for k, v in vals.items() if k >= 10}) \
         if consts["srcH"] else None
     tfsf = [(c["aux"], a, c["terms"], v)
@@ -57,19 +57,27 @@ def _step(carry: FDTDState, consts, x, setup: FDTD2DSetup, edges: dict):
                   src_E, src_H, tfsf, consts["cut"], poles, consts["offdiag"], st, points)
 
 
-def _one_pass_step(carry: FDTDState, consts, src_E, setup: FDTD2DSetup):
+def _one_pass_step(carry: FDTDState, consts, x, src_E, setup: FDTD2DSetup):
     """TMz one step on through :func:`emjax.fdtd.pallas2d.step` into the carried scratch
-    buffers (the old ones become the next scratch), electric line sources added after
-    it in place (the XLA step adds them inside its E update: the same sum, rounded
-    once more)."""
+    buffers (the old ones become the next scratch); then each plane wave's TF/SF
+    corrections (H's, the curl of H's on E, E's: :func:`pallas2d.tfsf_curl_terms`) and
+    the electric line sources, added in place (the XLA step adds the sources inside its
+    E update: the same sum, rounded once more)."""
     from . import pallas2d  # Pallas' import (0.26 s) only where the kernel runs
 
     F = (carry.E[0], carry.H[0], carry.H[1])
     psi = (*carry.psi_H, *carry.psi_E)
-    (ez, hx, hy), new = pallas2d.step(F, psi, consts["onepass"], carry.scratch,
-                                      setup.onepass)
-    E = (ez,) if src_E is None else inject((ez,), *src_E)
-    return E, (hx, hy), new[2:], new[:2], [], (), (), (F, psi)
+    tables, curls = consts["onepass"]
+    (ez, hx, hy), new = pallas2d.step(F, psi, tables, carry.scratch, setup.onepass)
+    E, H, aux = (ez,), (hx, hy), []
+    for c, curl, a, v in zip(consts["tfsf"], curls, carry.aux, x["inc"], strict=True):
+        H = tfsf_add(H, c["terms"]["H"], a["e"])
+        E = tfsf_add(E, curl, a["e"])
+        a = auxgrid.step_h(c["aux"], a)
+        E = tfsf_add(E, c["terms"]["E"], a["h"])
+        aux.append(auxgrid.step_e(c["aux"], a, v))
+    E = E if src_E is None else inject(E, *src_E)
+    return E, H, new[2:], new[:2], aux, (), (), (F, psi)
 
 
 class FDTD2DSolver(FDTDSolver):
@@ -128,7 +136,7 @@ class FDTD2DSolver(FDTDSolver):
                          for _, box in s.planewaves],
                 "cut": s.cut, "offdiag": s.offdiag,
                 "disp": s.dispersive.coeffs if s.dispersive else (),
-                "onepass": tuple(jnp.asarray(a) for a in s.onepass_arrays),
+                "onepass": jax.tree.map(jnp.asarray, s.onepass_arrays),
             })
         return self._consts
 
