@@ -48,6 +48,7 @@ import numpy as np
 from jax import lax
 
 import emjax as em
+from emjax.fdtd.pallas2d import pack_media, pack_slabs
 from emjax.fdtd.solver2d import FDTD2DSolver
 from emjax.fdtd.update2d import Layout2D, update_E, update_H, zeros_psi
 from emjax.model.scenario2d import FDTD2D, Circle, Domain2D, Structure2D
@@ -57,14 +58,11 @@ from pallas_onepass2d_kernel import (
     Static2D,
     Tiling2D,
     onepass_step,
-    pack_media,
-    pack_slabs,
     plan_launches,
 )
 from pallas_onepass3d_cpml import _copy, _err, _time
 
 F32 = jnp.float32
-COEFS = ("bE", "cE", "kE", "bH", "cH", "kH")
 PSI = (("H", 1, 0), ("H", 0, 1), ("E", 2, 0), ("E", 2, 1))
 """The kernel's psi arrays: (field, component, axis): Hy along x, Hx along y, Ez along
 x, Ez along y (TMz)."""
@@ -116,7 +114,7 @@ class Scene2D:
         lay = s.layout
         assert lay.polarization == "TMz" and lay.shape == (n, n) and s.dtype == np.float32
         code, ctab, digits = pack_media(s.coeffs["E"], s.coeffs["H"], lay.shape)
-        L, hi, ptab = pack_slabs(lay, s.pml, COEFS)
+        L, hi, ptab = pack_slabs(lay, s.pml)
         st = Static2D(lay.shape, lay.inv_d, L, hi, digits, jax.default_backend() != "gpu")
         code = jnp.asarray(code.reshape(-1) if st.has_code else np.zeros(1, np.uint8))
         tabs = (code, jnp.asarray(ctab), jnp.asarray(ptab))

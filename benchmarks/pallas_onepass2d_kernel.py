@@ -99,49 +99,8 @@ class Launch:
 
 
 # ---------------------------------------------------------------------- packing
-def pack_media(cE, cH, shape) -> tuple[np.ndarray, np.ndarray, tuple]:
-    """(code uint8 (nx, ny), coefficient table, digits) from emjax's CIS coefficients:
-    Ez's (ca, cb), Hx's and Hy's (da, db) tables (one per field group, shared by its
-    components) and per-component indices."""
-    idx, tabs = [], []
-    for c, pos in ((cE, 0), (cH, 0), (cH, 1)):
-        assert not isinstance(c.a, tuple), "CAS storage: not packed"
-        idx.append(None if c.idx is None else np.asarray(c.idx[pos]).astype(np.int64))
-        tabs.append((np.atleast_1d(np.asarray(c.a)), np.atleast_1d(np.asarray(c.b))))
-    code = np.zeros(shape, np.int64)
-    digits, table, mult = [], [], 1
-    for ix, (a, b) in zip(idx, tabs, strict=True):
-        radix = 1 if ix is None else len(a)
-        digits.append((mult, radix, len(table)))
-        table += [v for q in range(radix) for v in (a[q], b[q])]
-        if ix is not None:
-            code += ix * mult
-            mult *= radix
-    assert mult <= 256, f"{mult} codes"
-    return code.astype(np.uint8), np.array(table, np.float32), tuple(digits)
-
-
-def pack_slabs(lay, pml: dict, coefs: tuple[str, ...]):
-    """(L per axis, high start per axis, CPML table): per axis, the six 1D coefficient
-    arrays ``coefs``, each the low slab's then the high slab's (2 L entries; a missing
-    face's entries zero, so that its terms add exactly 0)."""
-    assert not lay.split, "CPML only"
-    L, hi, parts = [0, 0], [0, 0], []
-    for ax in range(2):
-        slabs = {s.side: s for s in lay.slabs if s.axis == ax}
-        lens = {s.length for s in slabs.values()}
-        assert len(lens) <= 1, "low and high slabs of one axis must have one length"
-        L[ax] = lens.pop() if lens else 0
-        assert "low" not in slabs or slabs["low"].start == 0
-        hi[ax] = slabs["high"].start if "high" in slabs else lay.shape[ax] + 1
-        for name in coefs:
-            for side in ("low", "high"):
-                v = np.zeros(L[ax], np.float32)
-                if side in slabs:
-                    v = np.asarray(getattr(pml[slabs[side].key], name), np.float32)
-                parts.append(v)
-    tab = np.concatenate(parts) if any(p.size for p in parts) else np.zeros(1, np.float32)
-    return tuple(L), tuple(hi), tab
+# (the CIS codes and CPML tables: emjax.fdtd.pallas2d.pack_media / pack_slabs, which
+# the solver's kernel, this experiment's mode 3 at 1 x 512, shares)
 
 
 def plan_launches(st: Static2D, t: Tiling2D) -> tuple[list[Launch], np.ndarray]:
@@ -322,5 +281,4 @@ def onepass_step(F, psi, tabs, dst, dst_psi, st: Static2D, t: Tiling2D):
     return tuple(a.reshape(st.shape) for a in out[:3]), tuple(out[3:])
 
 
-__all__ = ["Launch", "Static2D", "Tiling2D", "onepass_step", "pack_media", "pack_slabs",
-           "plan_launches"]
+__all__ = ["Launch", "Static2D", "Tiling2D", "onepass_step", "plan_launches"]
