@@ -20,7 +20,7 @@ from emjax.fdtd.solver2d import FDTD2DSolver
 MM = 1e-3
 
 
-def scene(n: tuple[int, int], steps: int, **kw) -> em.FDTD2D:
+def scene(n: tuple[int, int], steps: int, pol: str = "TMz", **kw) -> em.FDTD2D:
     """n cells of 1 mm, a 6-cell CPML, a lossy disc, a magnetic block and a third
     dielectric (Ez: four media, a gather; Hx, Hy: two, a select), a line source, two
     probes and a DFT monitor."""
@@ -37,9 +37,10 @@ def scene(n: tuple[int, int], steps: int, **kw) -> em.FDTD2D:
                        medium=em.Medium(eps_r=6.0)),
     ]
     sim = em.FDTD2D(
-        name="onepass", polarization="TMz", domain=em.Domain2D(shape=n, spacing=MM),
+        name="onepass", polarization=pol, domain=em.Domain2D(shape=n, spacing=MM),
         steps=steps, boundary=em.CPML(thickness=6), structures=structures,
-        sources=[em.LineSource(position=(-0.1 * nx * MM, -0.1 * ny * MM), polarization="z",
+        sources=[em.LineSource(position=(-0.1 * nx * MM, -0.1 * ny * MM),
+                               polarization="z" if pol == "TMz" else "y",
                                waveform=em.GaussianPulse(f0=40e9, fwidth=30e9))],
         monitors=[em.Probe(name="p", positions=[(0.3 * nx * MM, -0.3 * ny * MM, 0.0),
                                                 (-0.3 * nx * MM, 0.1 * ny * MM, 0.0)]),
@@ -74,46 +75,51 @@ def assert_agree(got, ref, tol: float) -> None:
 
 
 @pytest.mark.skipif(jax.default_backend() != "cpu", reason="the interpreter run is the CPU's")
-@pytest.mark.parametrize("n", [(48, 40), (37, 53)])  # whole tiles; clipped ones
-def test_one_pass_agrees_with_the_xla_step(monkeypatch, n):
-    got, fast, ref = both(scene(n, 60), monkeypatch)
+@pytest.mark.parametrize("n, pol", [((48, 40), "TMz"), ((37, 53), "TMz"),  # clipped tiles
+                                    ((44, 40), "TEz")])
+def test_one_pass_agrees_with_the_xla_step(monkeypatch, n, pol):
+    got, fast, ref = both(scene(n, 60, pol), monkeypatch)
     assert fast.setup.onepass is not None
-    assert [r for _, r, _ in fast.setup.onepass.digits] == [4, 2, 2]  # gather, selects
+    radix = [r for _, r, _ in fast.setup.onepass.digits]  # a gather, selects
+    assert radix == ([4, 2, 2] if pol == "TMz" else [4, 4, 2])
     assert got.metadata["kernel"] == "pallas one-pass"
     assert ref.metadata["kernel"] == "xla two-pass"
     assert_agree(got, ref, 2e-5)
 
 
-def tfsf_scene(n: int, scatterers: bool) -> em.FDTD2D:
-    """An oblique TMz plane wave through a TF/SF box in an n x n grid with a 6-cell
-    CPML; probes inside the box and outside it (the scattered field); with
-    ``scatterers``, a lossy disc and a PEC block in the box."""
-    sim = scene((n, n), 200, sources=[em.PlaneWave(
-        theta=90, phi=30, polarization=0, box_margin=10,
+def tfsf_scene(n: int, scatterers: bool, pol: str = "TMz") -> em.FDTD2D:
+    """An oblique plane wave through a TF/SF box in an n x n grid with a 6-cell CPML;
+    probes inside the box (on an Ez or Hz sample) and outside it (the scattered field);
+    with ``scatterers``, a lossy disc and a staircased PEC block in the box."""
+    sim = scene((n, n), 200, pol, sources=[em.PlaneWave(
+        theta=90, phi=30, polarization=0 if pol == "TMz" else 90, box_margin=10,
         waveform=em.GaussianPulse(f0=20e9, fwidth=15e9))])
-    probes = em.Probe(name="p", positions=[(2 * MM, 0.0, 0.0),  # on an Ez sample
+    o = 0.0 if pol == "TMz" else 0.5 * MM  # Hz sits at cell centres
+    probes = em.Probe(name="p", positions=[(2 * MM + o, o, 0.0),
                                            (0.3 * n * MM, -0.3 * n * MM, 0.0)])
     block = em.Structure2D(geometry=em.Rectangle(center=(-0.1 * n * MM, 0.1 * n * MM),
                                                  size=(3 * MM, 5 * MM)), medium=em.PEC())
     structures = [sim.structures[0], block] if scatterers else []
     return sim.model_copy(update={"monitors": [probes, sim.monitors[1]],
-                                  "structures": structures})
+                                  "structures": structures, "conformal": False})
 
 
 @pytest.mark.skipif(jax.default_backend() != "cpu", reason="the interpreter run is the CPU's")
-def test_one_pass_with_a_tfsf_plane_wave(monkeypatch):
+@pytest.mark.parametrize("pol", ["TMz", "TEz"])
+def test_one_pass_with_a_tfsf_plane_wave(monkeypatch, pol):
     """The H corrections after the kernel and their curl on E: the same fields as the
     XLA step, with scatterers; without them the wave stays in its box (-40 dB)."""
-    got, fast, ref = both(tfsf_scene(48, True), monkeypatch)
+    got, fast, ref = both(tfsf_scene(48, True, pol), monkeypatch)
     assert fast.setup.onepass is not None and fast.setup.planewaves
     assert_agree(got, ref, 2e-5)
-    got, _, ref = both(tfsf_scene(48, False), monkeypatch)
+    got, _, ref = both(tfsf_scene(48, False, pol), monkeypatch)
     assert_agree(got, ref, 2e-5)
-    ez = np.abs(got["p"].data["Ez"])
+    comp, scale = ("Ez", 1.0) if pol == "TMz" else ("Hz", 376.730313)  # H = E / eta0
+    f = np.abs(got["p"].data[comp]) * scale
     wave = fast.sim.sources[0].waveform
     peak = np.abs(wave(np.linspace(0, 200 * fast.setup.dt, 20001))).max()
-    assert abs(ez[:, 0].max() / peak - 1) < 0.02  # the incident pulse
-    assert 20 * np.log10(ez[:, 1].max() / ez[:, 0].max()) < -40
+    assert abs(f[:, 0].max() / peak - 1) < 0.02  # the incident pulse
+    assert 20 * np.log10(f[:, 1].max() / f[:, 0].max()) < -40
 
 
 @pytest.mark.skipif(jax.default_backend() != "cpu", reason="the interpreter run is the CPU's")
@@ -134,8 +140,9 @@ def test_features_the_kernel_leaves_out_run_the_xla_step(monkeypatch):
     monkeypatch.setattr(pallas2d, "MIN_CELLS", 0)
     base = scene((48, 40), 4)
     wave = em.GaussianPulse(f0=40e9, fwidth=30e9)
-    for update in ({"polarization": "TEz", "sources": [em.LineSource(
-                        position=(0, 0), polarization="x", waveform=wave)]},
+    pec = em.Structure2D(geometry=em.Circle(center=(0, 0), radius=5 * MM), medium=em.PEC())
+    for update in ({"polarization": "TEz", "structures": [pec], "sources": [em.LineSource(
+                        position=(-9 * MM, 0), polarization="x", waveform=wave)]},  # cut cells
                    {"boundary": em.SplitPML(thickness=6)},
                    {"boundary": em.Boundaries2D(x=(em.CPML(thickness=6),
                                                    em.CPML(thickness=8)))},
@@ -153,9 +160,13 @@ def test_triton_kernel_agrees_with_the_xla_step_after_1000_steps(monkeypatch):
     got, fast, ref = both(scene((640, 512), 1000), monkeypatch, chunk=100)
     assert fast.setup.onepass is not None and not fast.setup.onepass.interpret
     assert_agree(got, ref, 1e-4)
-    sim = tfsf_scene(512, True).model_copy(update={"steps": 1000})
-    got, fast, ref = both(sim, monkeypatch, chunk=100)
-    assert fast.setup.onepass is not None and fast.setup.planewaves
+    for pol in ("TMz", "TEz"):
+        sim = tfsf_scene(512, True, pol).model_copy(update={"steps": 1000})
+        got, fast, ref = both(sim, monkeypatch, chunk=100)
+        assert fast.setup.onepass is not None and fast.setup.planewaves
+        assert_agree(got, ref, 1e-4)
+    got, fast, ref = both(scene((512, 640), 1000, "TEz"), monkeypatch, chunk=100)
+    assert fast.setup.onepass.polarization == "TEz"
     assert_agree(got, ref, 1e-4)
 
 

@@ -47,6 +47,8 @@ from jax import lax
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import triton as plt
 
+from .update2d import POLARIZATIONS, curl_terms
+
 TILE = (1, 512, 4)
 """(rows, columns, warps) of the whole-grid launch: the best lossy tiling at 8192^2 on an
 H200 (139.9 Gcells/s; vacuum 149.6, within 2% of the best, 152.6 at 1 x 1024)."""
@@ -60,9 +62,15 @@ EDGE_X = (4, 256)
 EDGE_Y = (64, 16)
 """Tile of the y edge strips."""
 COEFS = ("bE", "cE", "kE", "bH", "cH", "kH")
-PSI = (("H", 1, 0), ("H", 0, 1), ("E", 2, 0), ("E", 2, 1))
-"""The kernel's psi arrays: (field, component, axis): Hy along x, Hx along y, Ez along x,
-Ez along y."""
+
+
+def psi_list(polarization: str) -> tuple[tuple[str, int, int], ...]:
+    """The kernel's psi arrays, (field, component, axis): H's curl terms, then E's, each
+    component's in ``CURL_TERMS`` order (TMz: Hx along y, Hy along x, Ez along x and y;
+    TEz: Hz along x and y, Ex along y, Ey along x)."""
+    e, h = POLARIZATIONS[polarization]
+    return tuple((f, c, ax) for f, comps in (("H", h), ("E", e)) for c in comps
+                 for _, _, ax in curl_terms(c))
 
 
 @dataclass(frozen=True)
@@ -85,9 +93,10 @@ class Launch:
 @dataclass(frozen=True)
 class OnePass2D:
     """What the kernel is compiled for (hashable): shape (nx, ny), (1/dx, 1/dy) in 1/m,
-    per axis the slab length L (0: none) and the high slab's start, per component (Ez,
-    Hx, Hy) its code digit (multiplier, radix, offset of its (a, b) pairs in the
-    coefficient table), the launches, and whether Pallas interprets (no GPU)."""
+    per axis the slab length L (0: none) and the high slab's start, per state component
+    (the E group's, then the H group's) its code digit (multiplier, radix, offset of its
+    (a, b) pairs in the coefficient table), the launches, whether Pallas interprets (no
+    GPU), and the polarization."""
 
     shape: tuple[int, int]
     inv_d: tuple[float, float]
@@ -96,17 +105,29 @@ class OnePass2D:
     digits: tuple[tuple[int, int, int], ...]
     launches: tuple[Launch, ...]
     interpret: bool
+    polarization: str = "TMz"
 
     @property
     def has_code(self) -> bool:
         return any(r > 1 for _, r, _ in self.digits)
 
+    @property
+    def comps(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """(E components, H components) as numbers 0, 1, 2."""
+        return POLARIZATIONS[self.polarization]
 
-def pack_media(cE, cH, shape) -> tuple[np.ndarray, np.ndarray, tuple] | None:
+    @property
+    def psi(self) -> tuple[tuple[str, int, int], ...]:
+        return psi_list(self.polarization)
+
+
+def pack_media(cE, cH, shape, groups: tuple[int, int] = (1, 2)
+               ) -> tuple[np.ndarray, np.ndarray, tuple] | None:
     """(code uint8 (nx, ny), coefficient table, digits) from the CIS coefficients (one
-    table per field group, per-component indices), or None beyond 256 codes or for CAS."""
+    table per field group, per-component indices; ``groups``: the E and H groups' sizes,
+    TMz's by default), or None beyond 256 codes or for CAS."""
     idx, tabs = [], []
-    for c, pos in ((cE, 0), (cH, 0), (cH, 1)):
+    for c, pos in [(cE, p) for p in range(groups[0])] + [(cH, p) for p in range(groups[1])]:
         if isinstance(c.a, tuple):
             return None
         idx.append(None if c.idx is None else np.asarray(c.idx[pos]).astype(np.int64))
@@ -181,12 +202,13 @@ def plan_launches(shape, L) -> tuple[tuple[Launch, ...], np.ndarray] | None:
 
 
 def psi_zeros(plan: OnePass2D) -> tuple[tuple, tuple]:
-    """Zero psi in the kernel's layout: ((Ez along x, Ez along y), (Hy along x, Hx
-    along y)), flat float32 (one entry where an axis has no slab)."""
+    """Zero psi in the kernel's layout: (E's arrays, H's) in :func:`psi_list` order, flat
+    float32 (one entry where an axis has no slab)."""
     nx, ny = plan.shape
-    sizes = [2 * plan.L[ax] * (ny if ax == 0 else nx) or 1 for _, _, ax in PSI]
-    z = [jnp.zeros((s,), jnp.float32) for s in sizes]
-    return (z[2], z[3]), (z[0], z[1])
+    z = {(f, c, ax): jnp.zeros((2 * plan.L[ax] * (ny if ax == 0 else nx) or 1,),
+                               jnp.float32) for f, c, ax in plan.psi}
+    return tuple(v for k, v in z.items() if k[0] == "E"), tuple(
+        v for k, v in z.items() if k[0] == "H")
 
 
 def lower(layout, coeffs: dict, pml: dict, dtype, *, interpret: bool, tfsf_h=(),
@@ -196,10 +218,10 @@ def lower(layout, coeffs: dict, pml: dict, dtype, *, interpret: bool, tfsf_h=(),
     other features). tables: (code, coefficient table, CPML table, tile table), NumPy;
     TF/SF terms: per plane wave, :func:`tfsf_curl_terms` of its H terms ``tfsf_h``
     (``cb_at(ii, jj)``: Ez's cb at those samples)."""
-    if layout.polarization != "TMz" or np.dtype(dtype) != np.float32 or \
-            layout.shape[0] * layout.shape[1] < MIN_CELLS:
+    if np.dtype(dtype) != np.float32 or layout.shape[0] * layout.shape[1] < MIN_CELLS:
         return None
-    media = pack_media(coeffs["E"], coeffs["H"], layout.shape)
+    media = pack_media(coeffs["E"], coeffs["H"], layout.shape,
+                       tuple(len(g) for g in layout.comps))
     slabs = pack_slabs(layout, pml)
     if media is None or slabs is None:
         return None
@@ -209,41 +231,54 @@ def lower(layout, coeffs: dict, pml: dict, dtype, *, interpret: bool, tfsf_h=(),
         return None
     code, ctab, digits = media
     plan = OnePass2D(tuple(layout.shape), tuple(layout.inv_d), L, hi, digits, launches[0],
-                     interpret)
+                     interpret, layout.polarization)
     code = code.reshape(-1) if plan.has_code else np.zeros(1, np.uint8)
-    curls = tuple(tfsf_curl_terms(t, cb_at, layout.inv_d) for t in tfsf_h)
+    curls = tuple(tfsf_curl_terms(t, cb_at, layout.inv_d, plan.comps) for t in tfsf_h)
     return plan, ((code, ctab, ptab, launches[1]), curls)
 
 
-def tfsf_curl_terms(terms_h: dict, cb_at, inv_d) -> dict:
-    """Ez's share of the TF/SF corrections of H, as terms of
-    :func:`emjax.fdtd.update2d.tfsf_add` ({0: ((ii, jj), weight, aux idx, aux w)}, read
-    with the same incident E as the H terms): the kernel's E update reads H without
-    them, so E^{n+1} gets cb curl(dH) afterwards. dHy at (i, j) enters Ez(i, j) as
-    +dHy/dx and Ez(i+1, j) as -dHy/dx; dHx enters Ez(i, j) as -dHx/dy and Ez(i, j+1)
-    as +dHx/dy (the box lies inside the PML's interface, so no psi sees dH)."""
-    rows = []
-    for pos, ((ii, jj), w, aidx, aw) in terms_h.items():
-        ax, s = (1, -1.0) if pos == 0 else (0, 1.0)  # Hx: -d/dy; Hy: +d/dx
-        for shift, sign in ((0, 1.0), (1, -1.0)):
-            ti, tj = ii + shift * (ax == 0), jj + shift * (ax == 1)
-            wt = np.asarray(w, np.float64) * (s * sign * inv_d[ax]) * cb_at(ti, tj)
-            rows.append((ti, tj, wt.astype(np.asarray(w).dtype), aidx, aw))
-    if not rows:
-        return {}
-    ti, tj, wt, aidx, aw = (np.concatenate([r[k] for r in rows]) for k in range(5))
-    return {0: ((ti.astype(np.int32), tj.astype(np.int32)), wt, aidx, aw)}
+def tfsf_curl_terms(terms_h: dict, cb_at, inv_d, comps) -> dict:
+    """E's share of the TF/SF corrections of H, as terms of
+    :func:`emjax.fdtd.update2d.tfsf_add` ({E position: ((ii, jj), weight, aux idx, aux
+    w)}, read with the same incident E as the H terms): the kernel's E update reads H
+    without them, so E^{n+1} gets cb curl(dH) afterwards. A curl term s d/da of H
+    component h in E component e takes dH at (i, j) into E(i, j) as +s dH/d_a and into
+    E one cell on along a as -s dH/d_a (backward differences; TMz: dHy enters Ez(i, j)
+    as +dHy/dx and Ez(i+1, j) as -dHy/dx). ``cb_at(position, ii, jj)``: E's cb there;
+    ``comps``: (E, H) components. The box lies inside the PML's interface, so no psi
+    sees dH."""
+    e_comps, h_comps = comps
+    rows: dict[int, list] = {}
+    for hpos, ((ii, jj), w, aidx, aw) in terms_h.items():
+        for epos, ec in enumerate(e_comps):
+            for s_, src, ax in curl_terms(ec):
+                if src != h_comps[hpos]:
+                    continue
+                for shift, sign in ((0, 1.0), (1, -1.0)):
+                    ti, tj = ii + shift * (ax == 0), jj + shift * (ax == 1)
+                    wt = np.asarray(w, np.float64) * (s_ * sign * inv_d[ax]) * cb_at(
+                        epos, ti, tj)
+                    rows.setdefault(epos, []).append(
+                        (ti, tj, wt.astype(np.asarray(w).dtype), aidx, aw))
+    out = {}
+    for epos, rs in rows.items():
+        ti, tj, wt, aidx, aw = (np.concatenate([r[k] for r in rs]) for k in range(5))
+        out[epos] = ((ti.astype(np.int32), tj.astype(np.int32)), wt, aidx, aw)
+    return out
 
 
-def _kernel(ez_r, hx_r, hy_r, code_r, ctab_r, ptab_r, tiles_r, *refs, plan: OnePass2D,
+def _kernel(f0_r, f1_r, f2_r, code_r, ctab_r, ptab_r, tiles_r, *refs, plan: OnePass2D,
             la: Launch):
     """One program of launch ``la``: its tile's H^{n+1/2} and E^{n+1} (and psi where the
-    launch has slabs). Long: one Triton program is one function, and its helpers close
-    over the tile's indices, masks and loads."""
+    launch has slabs), the state's three components in E-then-H order. Long: one Triton
+    program is one function, and its helpers close over the tile's indices, masks and
+    loads."""
     # refs: psi^n (4), the destination buffers (7, aliased to the outputs), the outputs
-    psi_in, (ez_o, hx_o, hy_o), psi_out = refs[:4], refs[11:14], refs[14:]
+    psi_in, outs, psi_out = refs[:4], refs[11:14], refs[14:]
+    fields = (f0_r, f1_r, f2_r)
     nx, ny = plan.shape
-    idx, idy = plan.inv_d
+    e_comps, h_comps = plan.comps
+    ne = len(e_comps)
     if la.table < 0:
         i0, j0 = pl.program_id(0) * la.bx, pl.program_id(1) * la.by
         ie, je = nx, ny
@@ -256,49 +291,44 @@ def _kernel(ez_r, hx_r, hy_r, code_r, ctab_r, ptab_r, tiles_r, *refs, plan: OneP
     o = i * ny + j
     valid = ((i < ie) & (j < je) & full) if la.clipped else None
     lo_i, hi_i, lo_j, hi_j = la.span
+    loads: dict = {}
 
     def ld(ref, di=0, dj=0):
         """ref at the cells shifted by (di, dj), zero beyond the grid (checks only where
-        some tile of the launch can reach beyond it)."""
+        some tile of the launch can reach beyond it); memoised."""
+        key = (id(ref), di, dj)
+        if key in loads:
+            return loads[key]
         m = None
         for need, cond in ((lo_i + di < 0, i + di >= 0), (hi_i + di > nx, i + di < nx),
                            (lo_j + dj < 0, j + dj >= 0), (hi_j + dj > ny, j + dj < ny)):
             if need:
                 m = cond & full if m is None else m & cond
-        if m is None:
-            return ref[o + (di * ny + dj)]
-        return plt.load(ref.at[o + (di * ny + dj)], mask=m, other=jnp.zeros((), ref.dtype))
+        at = o + (di * ny + dj)
+        v = ref[at] if m is None else plt.load(ref.at[at], mask=m,
+                                               other=jnp.zeros((), ref.dtype))
+        loads[key] = v
+        return v
 
-    def store(ref, v):
-        if valid is None:
-            ref[o] = v
-        else:  # masked entries point past the end (the interpreter's scatter)
-            plt.store(ref.at[jnp.where(valid, o, nx * ny)], v, mask=valid)
-
-    ez, ez_xp, ez_yp, ez_xm, ez_ym = (ld(ez_r, *s) for s in
-                                      ((0, 0), (1, 0), (0, 1), (-1, 0), (0, -1)))
-    hx, hx_ym, hy, hy_xm = ld(hx_r), ld(hx_r, 0, -1), ld(hy_r), ld(hy_r, -1, 0)
-    codes: dict = {}
-
-    def coef(comp, di=0, dj=0):
-        """(a, b) of component comp (0 Ez, 1 Hx, 2 Hy) at the cells shifted by (di, dj)."""
-        mult, radix, off = plan.digits[comp]
+    def coef(pos, di=0, dj=0):
+        """(a, b) of state component ``pos`` at the cells shifted by (di, dj)."""
+        mult, radix, off = plan.digits[pos]
         if radix == 1:
             return ctab_r[off], ctab_r[off + 1]
-        if (di, dj) not in codes:
-            codes[(di, dj)] = ld(code_r, di, dj).astype(jnp.int32)
-        d = lax.rem(lax.div(codes[(di, dj)], jnp.int32(mult)), jnp.int32(radix))
+        d = lax.rem(lax.div(ld(code_r, di, dj).astype(jnp.int32), jnp.int32(mult)),
+                    jnp.int32(radix))
         if radix == 2:
             one = d == 1
             return (jnp.where(one, ctab_r[off + 2], ctab_r[off]),
                     jnp.where(one, ctab_r[off + 3], ctab_r[off + 1]))
         return ctab_r[off + 2 * d], ctab_r[off + 2 * d + 1]
 
-    def cpml(curl, D, p, field, ax, di, dj, keep):
+    def cpml(curl, D, field, comp, ax, di, dj, keep):
         """curl + (1/kappa - 1) D + psi' on the slab cells of axis ``ax`` (the cells
         shifted by (di, dj)); psi' stored where ``keep``."""
         if not la.slabs or not plan.L[ax]:
             return curl
+        p = plan.psi.index((field, comp, ax))
         L, hi = plan.L[ax], plan.hi[ax]
         pos = (i + di) if ax == 0 else (j + dj)
         m = (((pos >= 0) & (pos < L)) | (pos >= hi)) & full
@@ -315,32 +345,63 @@ def _kernel(ez_r, hx_r, hy_r, code_r, ctab_r, ptab_r, tiles_r, *refs, plan: OneP
             plt.store(psi_out[p].at[jnp.where(sm, op, end)], psi_new, mask=sm)
         return curl + jnp.where(m, pk * D + psi_new, 0.0)
 
-    (ca, cb), (dax, dbx), (day, dby) = coef(0), coef(1), coef(2)
-    (dax_m, dbx_m), (day_m, dby_m) = coef(1, 0, -1), coef(2, -1, 0)
-    # H^{n+1/2}: Hx at (i, j) and (i, j-1), Hy at (i, j) and (i-1, j)
-    D = idy * (ez_yp - ez)
-    hx_n = dax * hx + -dbx * cpml(D, D, 1, "H", 1, 0, 0, True)
-    D = idy * (ez - ez_ym)
-    hx_nm = jnp.where(j >= 1, dax_m * hx_ym + -dbx_m * cpml(D, D, 1, "H", 1, 0, -1, False),
-                      0.0)
-    D = -idx * (ez_xp - ez)
-    hy_n = day * hy + -dby * cpml(D, D, 0, "H", 0, 0, 0, True)
-    D = -idx * (ez - ez_xm)
-    hy_nm = jnp.where(i >= 1, day_m * hy_xm + -dby_m * cpml(D, D, 0, "H", 0, -1, 0, False),
-                      0.0)
-    # E^{n+1}: the curl's x term, its y term, then the x and the y slabs' terms
-    Dx, Dy = idx * (hy_n - hy_nm), -idy * (hx_n - hx_nm)
-    curl = cpml(cpml(Dx + Dy, Dx, 2, "E", 0, 0, 0, True), Dy, 3, "E", 1, 0, 0, True)
-    store(ez_o, jnp.where((i != 0) & (j != 0), ca * ez + cb * curl, 0.0))
-    store(hx_o, hx_n)
-    store(hy_o, hy_n)
+    def update(pos, comp, diff, field, di, dj, keep):
+        """a F + sign b (curl + slab terms) of state component ``pos`` (field ``field``)
+        at the cells shifted by (di, dj): update2d's expression; ``diff(src, ax)``: the
+        difference of the curl's source ``src`` along ``ax`` there."""
+        curl, terms = None, []
+        for s_, src, ax in curl_terms(comp):
+            D = (s_ * plan.inv_d[ax]) * diff(src, ax)
+            curl = D if curl is None else curl + D
+            terms.append((ax, D))
+        for ax, D in terms:
+            curl = cpml(curl, D, field, comp, ax, di, dj, keep)
+        a, b = coef(pos, di, dj)
+        return a * ld(fields[pos], di, dj) + (1.0 if field == "E" else -1.0) * b * curl
+
+    def h_new(hpos, di, dj):
+        """H^{n+1/2} of H-group position hpos at the cells shifted by (di, dj) (zero
+        before the grid's first sample: the XLA step's shifted zeros)."""
+        def diff(src, ax):  # forward difference of E
+            e = fields[e_comps.index(src)]
+            return ld(e, di + (ax == 0), dj + (ax == 1)) - ld(e, di, dj)
+
+        v = update(ne + hpos, h_comps[hpos], diff, "H", di, dj, not (di or dj))
+        if di or dj:
+            v = jnp.where((i + di >= 0) & (j + dj >= 0), v, 0.0)
+        return v
+
+    hn = {(hp, 0, 0): h_new(hp, 0, 0) for hp in range(len(h_comps))}
+    for epos, ec in enumerate(e_comps):
+        def diff(src, ax):  # backward difference of the new H
+            hp = h_comps.index(src)
+            back = (hp, -int(ax == 0), -int(ax == 1))
+            if back not in hn:
+                hn[back] = h_new(*back)
+            return hn[(hp, 0, 0)] - hn[back]
+
+        e = update(epos, ec, diff, "E", 0, 0, True)
+        keep = [(i != 0) if a == 0 else (j != 0) for a in (0, 1) if a != ec]
+        store(outs[epos], jnp.where(functools.reduce(jnp.logical_and, keep), e, 0.0),
+              o, valid, nx * ny)
+    for hp in range(len(h_comps)):
+        store(outs[ne + hp], hn[(hp, 0, 0)], o, valid, nx * ny)
+
+
+def store(ref, v, o, valid, n: int) -> None:
+    """ref[o] = v, masked where ``valid`` (None: every cell; masked entries point past
+    the end ``n``: the interpreter's scatter)."""
+    if valid is None:
+        ref[o] = v
+    else:
+        plt.store(ref.at[jnp.where(valid, o, n)], v, mask=valid)
 
 
 def step(F, psi, arrays, scratch, plan: OnePass2D):
-    """One leapfrog step: ((Ez, Hx, Hy), psi) at n + 1 written into ``scratch`` (the
-    same structure, donated by the caller's carry), from F = (Ez, Hx, Hy) at n (2D
-    arrays), psi: the four flat arrays of :data:`PSI`; arrays: :func:`lower`'s, on the
-    device. Returns (new F, new psi)."""
+    """One leapfrog step: (F, psi) at n + 1 written into ``scratch`` (the same structure,
+    donated by the caller's carry), from F = the E group then the H group at n (three
+    2D arrays; TMz: Ez, Hx, Hy), psi: the four flat arrays of :func:`psi_list`; arrays:
+    :func:`lower`'s tables, on the device. Returns (new F, new psi)."""
     nx, ny = plan.shape
     n = nx * ny
     out = [*(a.reshape(n) for a in scratch[0]), *scratch[1]]
@@ -356,5 +417,5 @@ def step(F, psi, arrays, scratch, plan: OnePass2D):
     return tuple(a.reshape(plan.shape) for a in out[:3]), tuple(out[3:])
 
 
-__all__ = ["COEFS", "PSI", "Launch", "OnePass2D", "lower", "pack_media", "pack_slabs",
-           "plan_launches", "psi_zeros", "step", "tfsf_curl_terms"]
+__all__ = ["COEFS", "Launch", "OnePass2D", "lower", "pack_media", "pack_slabs",
+           "plan_launches", "psi_list", "psi_zeros", "step", "tfsf_curl_terms"]

@@ -85,7 +85,7 @@ def _one_pass(sim, layout, coeffs, pml, dtype, waves, *, blocked: bool):
 
     out = lower(layout, coeffs, pml, dtype, interpret=not backend.triton_gpu(),
                 tfsf_h=[box.terms["H"] for _, box in waves],
-                cb_at=lambda ii, jj: _b_at(coeffs["E"], 0, ii, jj))
+                cb_at=lambda pos, ii, jj: _b_at(coeffs["E"], pos, ii, jj))
     return out if out is not None else (None, ())
 
 
@@ -489,7 +489,7 @@ def estimate(sim, chunk: int | None = None) -> dict[str, int]:
             mon += chunk * item + 3 * N * item * int(n_media > 1)
     out["monitors"] = mon
     out["workspace"] = (slab + polarization) // 2  # the p, j update is double-buffered
-    if one_pass_backend() and sim.polarization == "TMz" and not sim.storage_dtype:
+    if one_pass_backend() and not sim.storage_dtype:
         # the one-pass kernel's scratch fields and psi, and its material codes
         out["workspace"] += 3 * N * item + slab // 2 + N
     out["total"] = sum(out.values())

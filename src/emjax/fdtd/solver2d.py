@@ -58,18 +58,18 @@ def _step(carry: FDTDState, consts, x, setup: FDTD2DSetup, edges: dict):
 
 
 def _one_pass_step(carry: FDTDState, consts, x, src_E, setup: FDTD2DSetup):
-    """TMz one step on through :func:`emjax.fdtd.pallas2d.step` into the carried scratch
+    """One step on through :func:`emjax.fdtd.pallas2d.step` into the carried scratch
     buffers (the old ones become the next scratch); then each plane wave's TF/SF
     corrections (H's, the curl of H's on E, E's: :func:`pallas2d.tfsf_curl_terms`) and
     the electric line sources, added in place (the XLA step adds the sources inside its
     E update: the same sum, rounded once more)."""
     from . import pallas2d  # Pallas' import (0.26 s) only where the kernel runs
 
-    F = (carry.E[0], carry.H[0], carry.H[1])
+    F, ne, nh = (*carry.E, *carry.H), len(carry.E), len(carry.psi_H)
     psi = (*carry.psi_H, *carry.psi_E)
     tables, curls = consts["onepass"]
-    (ez, hx, hy), new = pallas2d.step(F, psi, tables, carry.scratch, setup.onepass)
-    E, H, aux = (ez,), (hx, hy), []
+    out, new = pallas2d.step(F, psi, tables, carry.scratch, setup.onepass)
+    E, H, aux = out[:ne], out[ne:], []
     for c, curl, a, v in zip(consts["tfsf"], curls, carry.aux, x["inc"], strict=True):
         H = tfsf_add(H, c["terms"]["H"], a["e"])
         E = tfsf_add(E, curl, a["e"])
@@ -77,7 +77,7 @@ def _one_pass_step(carry: FDTDState, consts, x, src_E, setup: FDTD2DSetup):
         E = tfsf_add(E, c["terms"]["E"], a["h"])
         aux.append(auxgrid.step_e(c["aux"], a, v))
     E = E if src_E is None else inject(E, *src_E)
-    return E, H, new[2:], new[:2], aux, (), (), (F, psi)
+    return E, H, new[nh:], new[:nh], aux, (), (), (F, psi)
 
 
 class FDTD2DSolver(FDTDSolver):
