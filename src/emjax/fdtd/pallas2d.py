@@ -1,12 +1,14 @@
-"""The one-pass TMz step on a GPU: a Pallas (Triton) kernel that advances H and E in one
-pass over memory (issue 23).
+"""The one-pass 2D step (TMz and TEz) on a GPU: a Pallas (Triton) kernel that advances H
+and E in one pass over memory (issue 23).
 
 The XLA step of :mod:`emjax.fdtd.update2d` reads the fields twice (H update, then E
-update: 36 B per float32 cell); here one program per (bx, by) tile reads Ez, Hx, Hy once
-and writes them once (24 B, +1 B of material code where the medium varies), forming the
-new H one cell back along x and y (the E update's backward differences) again from
-shifted loads of the old fields. The outputs go to a second set of buffers, since a
-neighbouring tile's recomputation must still see the old fields: the run's state
+update: 36 B per float32 cell); here one program per (bx, by) tile reads the three field
+components (TMz: Ez, Hx, Hy; TEz: Ex, Ey, Hz) once and writes them once (24 B, +1 B of
+material code where the medium varies), forming the new H one cell back along x and y
+(the E update's backward differences) again from shifted loads of the old fields; the
+code follows ``update2d``'s curl terms, so one kernel serves both polarizations. The
+outputs go to a second set of buffers, since a neighbouring tile's recomputation must
+still see the old fields: the run's state
 carries that scratch set (:attr:`emjax.fdtd.state.FDTDState.scratch`), each step writes
 into it and hands back the old set as the next scratch, and the driver's scan runs two
 steps per iteration, so the buffers come back to their places and XLA copies nothing.
@@ -25,10 +27,11 @@ Coefficients: the per-component CIS indices packed into one uint8 code per cell 
 radix over the components that vary); a component with one medium uses scalars, with
 two a select between two, with more a gather from its table.
 
-Scope (:func:`lower`): grids of at least :data:`MIN_CELLS`, TMz, float32 without 16-bit
+Scope (:func:`lower`): grids of at least :data:`MIN_CELLS`, float32 without 16-bit
 storage, PEC walls or CPML (low and high slabs of an axis equally thick), CIS media of at
 most 256 codes, electric line sources (added after the kernel, in place); no split-field
-PML, dispersive media, magnetic sources or CAS storage. TF/SF plane waves: their H
+PML, dispersive media, magnetic sources, conformal cells, TEz's smoothed off-diagonal
+terms or CAS storage. TF/SF plane waves: their H
 corrections are added after the kernel, and E, which the kernel updated from H without
 them, gets their curl (:func:`tfsf_curl_terms`) beside its own corrections. Everything
 else runs the XLA step, which stays the reference and the CPU path (tests run this
