@@ -6,7 +6,9 @@ one-pass Pallas kernel (the GPU default) and with the XLA step (the one-pass pat
 switched off), reporting each run's own ``cells_per_s``, compile and wall time, and
 the largest difference of the probe and DFT results relative to the XLA run's peak.
 
-Usage: python benchmarks/fdtd2d_onepass_run.py [n] [steps] [TMz|TEz]   (GPU; JSON lines)
+Usage: python benchmarks/fdtd2d_onepass_run.py [n] [steps] [TMz|TEz] [scan|while]
+(GPU; JSON lines). ``while``: every chunk as a while loop of its steps (the driver's
+``tail_policy(True)``, which short runs on an accelerator take), 300-step chunks.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import sys
 import numpy as np
 
 import emjax as em
+from emjax.driver.monitors import tail_policy
 from emjax.fdtd import setup2d
 from emjax.fdtd.solver2d import FDTD2DSolver
 
@@ -40,15 +43,17 @@ def scenario(n: int, steps: int, pol: str = "TMz") -> em.FDTD2D:
                                 components=["Ez" if pol == "TMz" else "Hz"])])
 
 
-def main(n: int = 8192, steps: int = 2000, pol: str = "TMz") -> None:
+def main(n: int = 8192, steps: int = 2000, pol: str = "TMz", policy: str = "scan") -> None:
     sim = scenario(n, steps, pol)
     out = {}
     for name, on in (("pallas", True), ("xla", False)):
         setup2d.one_pass_backend = (lambda v: (lambda: v))(on)
-        res = FDTD2DSolver(sim, chunk=100).run(progress=False)
+        with tail_policy(policy == "while"):  # every chunk a while loop of its steps
+            res = FDTD2DSolver(sim, chunk=300).run(progress=False)
         m = res.metadata
         out[name] = res
-        print(json.dumps({"n": n, "steps": steps, "pol": pol, "kernel": m["kernel"],
+        print(json.dumps({"n": n, "steps": steps, "pol": pol, "policy": policy,
+                          "kernel": m["kernel"],
                           "gcells_s": m["cells_per_s"] / 1e9, "compile_s": m["compile_time_s"],
                           "wall_s": m["wall_time_s"]}), flush=True)
     a, b = out["pallas"], out["xla"]
@@ -58,4 +63,4 @@ def main(n: int = 8192, steps: int = 2000, pol: str = "TMz") -> None:
 
 
 if __name__ == "__main__":
-    main(*(int(v) for v in sys.argv[1:3]), *sys.argv[3:4])
+    main(*(int(v) for v in sys.argv[1:3]), *sys.argv[3:5])

@@ -72,7 +72,7 @@ def scan_with_frames(body: Callable, state, xs, length: int, buffers: list, acti
                                        unroll=unroll)
     else:
         (state, frames), ys = _scan_first(step, (state, buffers), xs, length, active,
-                                          per_step)
+                                          per_step, unroll)
     ys[FRAMES] = frames
     return state, ys
 
@@ -112,11 +112,14 @@ def step_shapes(record: dict) -> dict:
                         {k: v for k, v in record.items() if k != FRAMES})
 
 
-def _scan_first(step: Callable, carry, xs, length: int, active, shapes=None):
+def _scan_first(step: Callable, carry, xs, length: int, active, shapes=None,
+                unroll: int = 1):
     """:func:`lax.scan` of ``step`` over the first ``active`` entries of ``xs`` (leading
     axis ``length``), as a while loop of ``active`` trips; outputs (``length``, ...)
     with zeros beyond ``active``. ``shapes``: one step's outputs (tracing ``step``
-    twice for them cost 20% of a chunk's compilation on a CPU)."""
+    twice for them cost 20% of a chunk's compilation on a CPU). ``unroll`` 2: two steps
+    a trip while two remain, the odd last one under a ``lax.cond`` (the scratch buffers
+    of :mod:`emjax.fdtd.pallas2d` then stay in place but for that step)."""
     if shapes is None:
         x0 = jax.tree.map(lambda a: a[0], xs)
         shapes = jax.eval_shape(lambda c, x: step(c, x)[1], carry, x0)
@@ -129,7 +132,13 @@ def _scan_first(step: Callable, carry, xs, length: int, active, shapes=None):
         ys = jax.tree.map(lambda Y, v: lax.dynamic_update_index_in_dim(Y, v, i, 0), ys, y)
         return i + 1, carry, ys
 
-    _, carry, ys = lax.while_loop(lambda c: c[0] < active, trip, (jnp.int32(0), carry, ys0))
+    if unroll == 1:
+        _, carry, ys = lax.while_loop(lambda c: c[0] < active, trip,
+                                      (jnp.int32(0), carry, ys0))
+        return carry, ys
+    i, carry, ys = lax.while_loop(lambda c: c[0] + 1 < active, lambda c: trip(trip(c)),
+                                  (jnp.int32(0), carry, ys0))
+    _, carry, ys = lax.cond(i < active, trip, lambda c: c, (i, carry, ys))
     return carry, ys
 
 
