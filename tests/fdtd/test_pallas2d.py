@@ -111,6 +111,8 @@ def test_one_pass_with_a_tfsf_plane_wave(monkeypatch, pol):
     got, fast, ref = both(tfsf_scene(48, True, pol), monkeypatch)
     assert fast.setup.onepass is not None and fast.setup.planewaves
     assert_agree(got, ref, 2e-5)
+    if pol == "TEz":  # (the agreement covers TEz's curl terms; one leakage check is enough)
+        return
     got, _, ref = both(tfsf_scene(48, False, pol), monkeypatch)
     assert_agree(got, ref, 2e-5)
     comp, scale = ("Ez", 1.0) if pol == "TMz" else ("Hz", 376.730313)  # H = E / eta0
@@ -123,16 +125,12 @@ def test_one_pass_with_a_tfsf_plane_wave(monkeypatch, pol):
 
 @pytest.mark.skipif(jax.default_backend() != "cpu", reason="the interpreter run is the CPU's")
 def test_one_pass_keeps_a_vacuum_grid_and_pec_walls(monkeypatch):
-    """No codes (every coefficient a scalar) with the CPML; PEC walls: one launch, and
-    the energy monitor (old and new fields beside the step) as the XLA step's."""
-    sim = scene((40, 40), 40, structures=[])
-    got, fast, ref = both(sim, monkeypatch)
-    assert not fast.setup.onepass.has_code and len(fast.setup.onepass.launches) == 3
-    assert_agree(got, ref, 2e-5)
-    sim = scene((40, 36), 40, boundary=em.PEC())
+    """Vacuum (no codes: every coefficient a scalar) in PEC walls (one launch), and the
+    energy monitor (old and new fields beside the step) as the XLA step's."""
+    sim = scene((40, 36), 40, boundary=em.PEC(), structures=[])
     sim = sim.model_copy(update={"monitors": [*sim.monitors, em.EnergyMonitor(name="w")]})
     got, fast, ref = both(sim, monkeypatch)
-    assert len(fast.setup.onepass.launches) == 1
+    assert not fast.setup.onepass.has_code and len(fast.setup.onepass.launches) == 1
     assert_agree(got, ref, 2e-5)
     w, w_ref = got["w"].data["energy"], ref["w"].data["energy"]
     assert w_ref.max() > 0 and rel(w, w_ref) < 2e-5

@@ -447,7 +447,7 @@ def _chunk(state, consts, xs, step0, active, *, setup: FDTDSetup, length: int, s
                             [[region_shape(sl) for _, sl in regions]
                              for _, regions in setup.snapshots], setup.dtype)
     state, ys = scan_with_frames(body, state, xs, length, buffers, active, per_step,
-                                 unroll=2 if state.scratch else 1)
+                                 unroll=getattr(getattr(setup, "onepass", None), "scan_unroll", 1))
     E_end = st.load(state.E, "E")  # float16's own sums overflow at 65504
     finite = jnp.all(jnp.array([jnp.isfinite(jnp.sum(jnp.abs(F))) for F in E_end]))
     return state, ys, finite
