@@ -30,7 +30,7 @@ def on_demand_pool() -> None:
 
 
 def triton_gpu() -> bool:
-    """Whether JAX runs on a CUDA GPU, where Pallas' Triton kernels run (the one-pass TMz
+    """Whether JAX runs on a CUDA GPU, where Pallas' Triton kernels run (the one-pass 2D
     step, :mod:`emjax.fdtd.pallas2d`); starts the backend if it has not started."""
     import jax
 

@@ -76,7 +76,7 @@ one_pass_backend = backend.triton_gpu
 """Whether runs take the one-pass kernel (tests make it True on a CPU: the interpreter)."""
 
 
-def _one_pass(sim, layout, coeffs, pml, dtype, waves, *, blocked: bool):
+def _one_pass(layout, coeffs, pml, dtype, waves, *, blocked: bool):
     """:func:`emjax.fdtd.pallas2d.lower` on a CUDA GPU where the scenario has nothing it
     leaves out (``blocked``), else (None, ())."""
     if blocked or not one_pass_backend():
@@ -247,7 +247,7 @@ def prepare(sim) -> FDTD2DSetup:
                   for i, s in enumerate(sim.sources) if isinstance(s, PlaneWave))
     sources = tuple(_line_sources(sim, grid, media, index, dt))
     onepass, onepass_arrays = _one_pass(
-        sim, layout, coeffs, pml, dtype, waves, blocked=bool(disp or sim.storage_dtype) or
+        layout, coeffs, pml, dtype, waves, blocked=bool(disp or sim.storage_dtype) or
         cut is not None or offdiag is not None or any(e.comp >= 3 for e in sources))
     st.lap("monitors and sources")
     setup = FDTD2DSetup(

@@ -28,7 +28,8 @@ class FDTDState:
     cut: with conformal PEC, (q^{n-1},) the cut faces' explicit circulation term of the
     previous step (:mod:`emjax.fdtd.conformal_implicit`), else empty; scratch: with the
     one-pass GPU kernel (:mod:`emjax.fdtd.pallas2d`), the buffers its next step writes
-    into ((Ez, Hx, Hy), psi; their contents are spent), else empty."""
+    into (the three field components, the four psi arrays; their contents are spent),
+    else empty."""
 
     E: tuple
     H: tuple
