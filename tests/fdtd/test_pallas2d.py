@@ -177,9 +177,10 @@ def test_triton_kernel_agrees_with_the_xla_step_after_1000_steps(monkeypatch):
     assert_agree(got, ref, 1e-4)
 
 
-def test_one_pass_resume_is_bitwise(monkeypatch, resumed_equals_whole):
+def test_one_pass_resume_is_bitwise(monkeypatch, resumed_equals_whole, tmp_path):
     """Checkpointed at step 30 and resumed with 7-step chunks (odd: the scan's second
-    step of an iteration left over) the one-pass run equals the whole run bitwise."""
+    step of an iteration left over) the one-pass run equals the whole run bitwise; its
+    checkpoint (the XLA step's layout) resumes with the XLA step too."""
     monkeypatch.setattr(pallas2d, "MIN_CELLS", 0)
     monkeypatch.setattr(setup2d, "one_pass_backend", lambda: True)
     sim = scene((40, 40), 50)
@@ -187,3 +188,7 @@ def test_one_pass_resume_is_bitwise(monkeypatch, resumed_equals_whole):
         name="snap", size=(8 * MM, 2 * MM, 0), interval=7, components=["Ez"])]})
     whole = resumed_equals_whole(FDTD2DSolver, sim)
     assert whole.metadata["kernel"] == "pallas one-pass"
+    monkeypatch.setattr(setup2d, "one_pass_backend", lambda: False)
+    other = FDTD2DSolver(sim, chunk=10).run(progress=False, resume=tmp_path / "resume.ckpt.h5")
+    assert other.metadata["kernel"] == "xla two-pass"
+    assert_agree(other, whole, 2e-5)

@@ -115,7 +115,11 @@ def write_checkpoint(path: str | Path, *, scenario: str, step: int,
 
 def save_checkpoint(solver, path: str | Path, step: int, state: dict, record: dict) -> Path:
     """Write a time-domain run's ``state`` and ``record`` after ``step`` steps to ``path``
-    atomically."""
+    atomically. A solver whose kernels keep the state in a layout of their own stores it
+    in the reference layout (``solver.stored(state)``, and ``solver.from_stored`` and
+    ``solver.stored_init`` on reading), so that a checkpoint resumes whichever kernels
+    the machine runs (the one-pass GPU kernel of :mod:`emjax.fdtd.pallas2d` or XLA's)."""
+    state = getattr(solver, "stored", lambda s: s)(state)
     state_leaves = to_host(jax.tree_util.tree_leaves(state))
     stored_z, pad = _z_padding(solver)
     state_leaves = [a[:, :, :stored_z - pad] if _padded(np.shape(a), stored_z) else a
@@ -283,7 +287,8 @@ def load_checkpoint(solver, path: str | Path) -> tuple[int, dict, dict]:
                 "stored in it (`emjax run --resume FILE` does)")
         check_step(path, stored.step, solver.setup.steps)  # before any allocation
         stored_z, pad = _z_padding(solver)
-        leaves, state_def, labels = _flat(jax.eval_shape(solver.init_state))
+        leaves, state_def, labels = _flat(jax.eval_shape(getattr(solver, "stored_init",
+                                                                 solver.init_state)))
         padded = [_padded(t.shape, stored_z) for t in leaves]
         state = stored.read("state", [
             (t.dtype, (*t.shape[:2], stored_z - pad) if p else t.shape)
@@ -294,7 +299,8 @@ def load_checkpoint(solver, path: str | Path) -> tuple[int, dict, dict]:
         leaves, record_def, labels = _flat(solver.empty_record())
         record = stored.read("record", [(t.dtype, (None, *t.shape[1:])) for t in leaves],
                              labels)
-    return (stored.step, jax.device_put(jax.tree_util.tree_unflatten(state_def, state)),
+    state = jax.device_put(jax.tree_util.tree_unflatten(state_def, state))
+    return (stored.step, getattr(solver, "from_stored", lambda s: s)(state),
             jax.tree_util.tree_unflatten(record_def, record))
 
 

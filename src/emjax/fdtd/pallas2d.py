@@ -221,6 +221,40 @@ def psi_zeros(plan: OnePass2D) -> tuple[tuple, tuple]:
         v for k, v in z.items() if k[0] == "H")
 
 
+def psi_to_reference(plan: OnePass2D, slabs, psi_E: tuple, psi_H: tuple) -> tuple:
+    """The kernel's psi as :func:`emjax.fdtd.update2d.zeros_psi` lays it out ({slab key:
+    {component: array}} for E, then for H), exactly (slices of each array); ``slabs``:
+    the layout's."""
+    out = {"E": {s.key: {} for s in slabs}, "H": {s.key: {} for s in slabs}}
+    flat = dict(zip(plan.psi, (*psi_H, *psi_E), strict=True))
+    for (f, c, ax), a in flat.items():
+        L = plan.L[ax]
+        for s in slabs:
+            if s.axis == ax:
+                full = a.reshape((2 * L, -1) if ax == 0 else (-1, 2 * L))
+                lo = 0 if s.side == "low" else L
+                out[f][s.key][c] = full[lo:lo + L] if ax == 0 else full[:, lo:lo + L]
+    return out["E"], out["H"]
+
+
+def psi_from_reference(plan: OnePass2D, psi_E: dict, psi_H: dict) -> tuple[tuple, tuple]:
+    """The inverse of :func:`psi_to_reference`: (E's arrays, H's) in the kernel's
+    layout (a face without a slab: zeros)."""
+    e, h = psi_zeros(plan)
+    out = dict(zip(plan.psi, (*h, *e), strict=True))
+    for (f, c, ax) in plan.psi:
+        if not plan.L[ax]:
+            continue
+        ref = psi_E if f == "E" else psi_H
+        n = plan.shape[1 - ax]
+        shape = (plan.L[ax], n) if ax == 0 else (n, plan.L[ax])
+        parts = [ref.get(f"{'xy'[ax]}_{side}", {}).get(c, jnp.zeros(shape, jnp.float32))
+                 for side in ("low", "high")]
+        out[(f, c, ax)] = jnp.concatenate(parts, axis=ax).reshape(-1)
+    return (tuple(v for k, v in out.items() if k[0] == "E"),
+            tuple(v for k, v in out.items() if k[0] == "H"))
+
+
 def lower(layout, coeffs: dict, pml: dict, dtype, *, interpret: bool, tfsf_h=(),
           cb_at=None) -> tuple | None:
     """(plan, (tables, TF/SF terms)) of the one-pass kernel for a lowered TMz grid, or
@@ -428,4 +462,5 @@ def step(F, psi, arrays, scratch, plan: OnePass2D):
 
 
 __all__ = ["COEFS", "Launch", "OnePass2D", "lower", "pack_media", "pack_slabs",
-           "plan_launches", "psi_list", "psi_zeros", "step", "tfsf_curl_terms"]
+           "plan_launches", "psi_from_reference", "psi_list", "psi_to_reference",
+           "psi_zeros", "step", "tfsf_curl_terms"]

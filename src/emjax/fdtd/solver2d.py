@@ -10,6 +10,7 @@ checkpoints and SIGINT/SIGTERM handling are :mod:`emjax.driver`'s.
 
 from __future__ import annotations
 
+import dataclasses
 from functools import partial
 
 import jax
@@ -141,27 +142,48 @@ class FDTD2DSolver(FDTDSolver):
         return self._consts
 
     def init_state(self) -> FDTDState:
-        """Zero fields, slab state and polarizations, empty accumulators; step counter 0."""
+        """Zero fields, slab state and polarizations, empty accumulators; step counter 0
+        (with the one-pass kernel, in its layout: :meth:`from_stored`)."""
+        return self.from_stored(self.stored_init())
+
+    def stored_init(self) -> FDTDState:
+        """The zero state in the XLA step's layout, which checkpoints hold."""
         s = self.setup
         dt_c = jnp.complex64 if s.dtype == np.float32 else jnp.complex128
         n_e, n_h = (len(c) for c in s.layout.comps)
         kept = s.fields.dtype if s.fields.narrow else s.dtype
         zeros = lambda k: tuple(jnp.zeros(s.layout.shape, kept) for _ in range(k))  # noqa: E731
         psi_E, psi_H = zeros_psi(s.layout, s.dtype)
-        scratch = ()
-        if s.onepass is not None:  # the kernel's psi layout, and the buffers it writes
-            from .pallas2d import psi_zeros
-
-            psi_E, psi_H = psi_zeros(s.onepass)
-            spare_E, spare_H = psi_zeros(s.onepass)
-            scratch = (zeros(3), (*spare_H, *spare_E))
         dft = [{comp: jnp.zeros((len(m.frequencies), *region_shape(sl)), dt_c)
                 for comp, sl in regions} for m, regions in s.dfts]
         disp = dispersive.zeros(s.dispersive.boxes, s.dtype) if s.dispersive else ()
         return FDTDState(E=zeros(n_e), H=zeros(n_h), psi_E=psi_E, psi_H=psi_H, dft=dft,
                          aux=[auxgrid.init(box.aux, s.dtype) for _, box in s.planewaves],
-                         n2f=[], n2f_inc=[], n=jnp.zeros((), jnp.int32), disp=disp,
-                         scratch=scratch)
+                         n2f=[], n2f_inc=[], n=jnp.zeros((), jnp.int32), disp=disp)
+
+    def stored(self, state: FDTDState) -> FDTDState:
+        """``state`` in the XLA step's layout (what a checkpoint holds, so that it resumes
+        with either kernel): the one-pass kernel's psi as per-slab arrays, no scratch."""
+        if self.setup.onepass is None:
+            return state
+        from .pallas2d import psi_to_reference
+
+        psi_E, psi_H = psi_to_reference(self.setup.onepass, self.setup.layout.slabs,
+                                        state.psi_E, state.psi_H)
+        return dataclasses.replace(state, psi_E=psi_E, psi_H=psi_H, scratch=())
+
+    def from_stored(self, state: FDTDState) -> FDTDState:
+        """The inverse of :meth:`stored`: the kernel's psi layout and fresh scratch
+        buffers (the fields and psi the kernel writes into)."""
+        if self.setup.onepass is None:
+            return state
+        from .pallas2d import psi_from_reference, psi_zeros
+
+        psi_E, psi_H = psi_from_reference(self.setup.onepass, state.psi_E, state.psi_H)
+        spare_E, spare_H = psi_zeros(self.setup.onepass)
+        spare = tuple(jnp.zeros_like(F) for F in (*state.E, *state.H))
+        return dataclasses.replace(state, psi_E=psi_E, psi_H=psi_H,
+                                   scratch=(spare, (*spare_H, *spare_E)))
 
     def metadata(self, steps: int, wall: float, compile_s: float, rate: float) -> dict:
         meta = super().metadata(steps, wall, compile_s, rate)
