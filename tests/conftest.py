@@ -222,6 +222,7 @@ FIRST = (
     "test_drude_sphere_coarse_run_against_mie",
     "test_builtin_scenario_runs_with_figures",
     "test_smoothed_dielectric_in_conformal_cavity_does_not_grow",  # 40k steps: ~13 s
+    "test_one_pass_with_a_tfsf_plane_wave",  # Pallas' interpreter, 2026-11-29: 13-18 s
 )
 
 

@@ -118,8 +118,8 @@ def test_one_pass_with_a_tfsf_plane_wave(monkeypatch, pol):
     assert_agree(got, ref, 2e-5)
     if pol == "TEz":  # (the agreement covers TEz's curl terms; one leakage check is enough)
         return
-    got, _, ref = both(tfsf_scene(48, False, pol), monkeypatch)
-    assert_agree(got, ref, 2e-5)
+    monkeypatch.setattr(setup2d, "one_pass_backend", lambda: True)
+    got = FDTD2DSolver(tfsf_scene(48, False, pol), chunk=20).run(progress=False)
     comp, scale = ("Ez", 1.0) if pol == "TMz" else ("Hz", 376.730313)  # H = E / eta0
     f = np.abs(got["p"].data[comp]) * scale
     wave = fast.sim.sources[0].waveform
